@@ -1,0 +1,16 @@
+//! prh-core: the Platonic Representation Theorem made runnable.
+//!
+//! One crate, compiled natively and to `wasm32-unknown-unknown`, holds everything both
+//! the CLI (`native/`) and the playground (`web/`) need.
+//!
+//! Table of contents (paper section in brackets, see `shared/PAPER.md`):
+//! - theory [2]: [`world`], [`pair_graph`], [`kernel`], [`spectrum`], [`theorem`]
+//! - measurement [5]: [`features`], [`knn`], [`cka`], [`procrustes`], [`retrieval`], [`matching`], [`metrics`]
+//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`], [`train`]
+//! - shared: [`error`], [`linalg`]
+
+pub mod error;
+pub mod linalg;
+pub mod procrustes;
+
+pub use error::{Error, Result};

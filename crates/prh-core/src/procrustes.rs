@@ -1,0 +1,111 @@
+//! Orthogonal Procrustes: the rotation Q of the theorem f*_1 = Q f*_2 (paper §2), fitted
+//! from paired rows.
+
+use crate::linalg::{svd, Matrix};
+use crate::{Error, Result};
+use faer::MatRef;
+
+/// A fitted (semi-)orthogonal map and how well it fits.
+#[derive(Debug, Clone)]
+pub struct Procrustes {
+    /// The map Q `[d, e]` with Q^T Q = I (d >= e) or Q Q^T = I (d < e).
+    pub q: Matrix,
+    /// Residual ||A Q - B||_F.
+    pub residual: f64,
+    /// Residual relative to ||B||_F (0 = exact fit).
+    pub relative_residual: f64,
+}
+
+/// Orthogonal Procrustes: Q = argmin_{Q^T Q = I} ||A Q - B||_F.
+///
+/// With the thin SVD A^T B = U S V^T, Q = U V^T (Schönemann 1966). When d != e the
+/// result is the semi-orthogonal map with orthonormal columns (d > e) or rows (d < e).
+///
+/// # Shapes
+/// `a [n, d]`, `b [n, e]` -> `q [d, e]`
+pub fn fit(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Procrustes> {
+    if a.nrows() != b.nrows() {
+        return Err(Error::invalid(format!(
+            "Procrustes needs paired rows: A has {} rows, B has {}",
+            a.nrows(),
+            b.nrows()
+        )));
+    }
+    if a.nrows() == 0 {
+        return Err(Error::invalid("Procrustes needs at least one pair"));
+    }
+    let m = a.transpose() * b; // [d, e]
+    let dec = svd(m.as_ref())?;
+    let q = &dec.u * dec.v.transpose();
+    let resid = &(a * &q) - b;
+    let residual = resid.norm_l2();
+    let bn = b.norm_l2();
+    Ok(Procrustes {
+        relative_residual: if bn > 0.0 { residual / bn } else { residual },
+        residual,
+        q,
+    })
+}
+
+/// Applies a fitted map: A Q.
+///
+/// # Shapes
+/// `a [n, d]`, `q [d, e]` -> `[n, e]`
+pub fn apply(a: MatRef<'_, f64>, q: MatRef<'_, f64>) -> Result<Matrix> {
+    if a.ncols() != q.nrows() {
+        return Err(Error::invalid(format!(
+            "cannot apply a [{}, {}] map to rows of width {}",
+            q.nrows(),
+            q.ncols(),
+            a.ncols()
+        )));
+    }
+    Ok(a * q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::Mat;
+
+    fn rotation_3d(t: f64) -> Matrix {
+        // Rotation about z then about x: a generic proper rotation.
+        let (c, s) = (t.cos(), t.sin());
+        let rz = Mat::from_fn(3, 3, |i, j| match (i, j) {
+            (0, 0) | (1, 1) => c,
+            (0, 1) => -s,
+            (1, 0) => s,
+            (2, 2) => 1.0,
+            _ => 0.0,
+        });
+        let rx = Mat::from_fn(3, 3, |i, j| match (i, j) {
+            (0, 0) => 1.0,
+            (1, 1) | (2, 2) => c,
+            (1, 2) => -s,
+            (2, 1) => s,
+            _ => 0.0,
+        });
+        &rz * &rx
+    }
+
+    #[test]
+    fn recovers_a_planted_rotation() {
+        let a = Mat::from_fn(20, 3, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0 + 0.1 * j as f64);
+        let r = rotation_3d(0.7);
+        let b = &a * &r;
+        let p = fit(a.as_ref(), b.as_ref()).unwrap();
+        assert!((&p.q - &r).norm_l2() < 1e-10);
+        assert!(p.relative_residual < 1e-12);
+    }
+
+    #[test]
+    fn semi_orthogonal_when_widths_differ() {
+        let a = Mat::from_fn(10, 4, |i, j| ((i + 2 * j) % 5) as f64 + 0.01 * (i * j) as f64);
+        let b = Mat::from_fn(10, 2, |i, j| ((3 * i + j) % 4) as f64);
+        let p = fit(a.as_ref(), b.as_ref()).unwrap();
+        let qtq = p.q.transpose() * &p.q;
+        let eye = Mat::<f64>::identity(2, 2);
+        assert!((&qtq - &eye).norm_l2() < 1e-10);
+        assert!(fit(a.as_ref(), Mat::<f64>::zeros(3, 2).as_ref()).is_err());
+    }
+}

@@ -1,0 +1,44 @@
+//! `prh-native`: the command line of prh.
+//!
+//! ```text
+//! cargo run --release -p prh-native -- demo
+//! ```
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// prh: the Platonic Representation Theorem, runnable.
+#[derive(Parser, Debug)]
+#[command(name = "prh-native", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The main job on an embedded default: good vs bad views, predicted vs measured.
+    Demo(cmd::demo::Args),
+    /// Spectrum of a world's positive-pair kernel, its gap and the two-modality bounds.
+    Spectral(cmd::spectral::Args),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Demo(args) => cmd::demo::run(args),
+        Command::Spectral(args) => cmd::spectral::run(args),
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests for `prh-native demo` (filled by its issue).

@@ -1,0 +1,1 @@
+//! Integration tests for `prh-native metrics` (filled by its issue).

@@ -1,0 +1,1 @@
+//! Integration tests for `prh-native spectral` (filled by its issue).

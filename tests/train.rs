@@ -1,0 +1,1 @@
+//! Integration tests for `prh-native train` (filled by its issue).
