@@ -12,5 +12,7 @@
 pub mod error;
 pub mod linalg;
 pub mod procrustes;
+pub mod rng;
+pub mod sigreg;
 
 pub use error::{Error, Result};
