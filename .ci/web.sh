@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The web side of CI: builds the playground exactly as `trunk build` would (without
+# needing trunk: cargo + wasm-bindgen), then runs the end-to-end test in headless Debian
+# Chromium. Called by .ci/run; runnable alone from a clean clone.
+#
+# Assumes / uses:
+# - rustup toolchain from rust-toolchain.toml with the wasm32-unknown-unknown target.
+# - CARGO_TARGET_DIR (default ./target): the native target dir. The test drives
+#   $CARGO_TARGET_DIR/debug/prh-native; it is built here if missing (a no-op after
+#   .ci/run's `cargo test`).
+# - PRH_WASM_TARGET_DIR (default "$CARGO_TARGET_DIR-wasm"): a separate target dir for the
+#   wasm32 build, so native and wasm feature sets do not keep recompiling burn.
+# - PRH_TOOLS (default /opt/prh-tools): where wasm-bindgen-cli 0.2.130 is installed once
+#   (`cargo install --root`), skipped when present.
+# - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
+# - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
+# Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+WASM_TARGET_DIR=${PRH_WASM_TARGET_DIR:-$CARGO_TARGET_DIR-wasm}
+TOOLS=${PRH_TOOLS:-/opt/prh-tools}
+WASM_BINDGEN_VERSION=0.2.130
+PROFILE=${PRH_WASM_PROFILE:-dev}   # dev: deps at opt-level 2 (workspace Cargo.toml)
+PROFILE_DIR=$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
+
+step() { echo "--- [web $(date -u +%H:%M:%S)] $*"; }
+
+step "headless chromium"
+if ! [ -x /usr/bin/chromium ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q chromium chromium-driver
+fi
+/usr/bin/chromium --version
+
+step "wasm-bindgen-cli $WASM_BINDGEN_VERSION in $TOOLS"
+WB="$TOOLS/bin/wasm-bindgen"
+if ! [ -x "$WB" ] || [ "$("$WB" --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+  # No --locked: its lockfile pins a crate version the registry here lacks.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --root "$TOOLS"
+fi
+"$WB" --version
+
+step "prh-native (reference numbers for the e2e test)"
+NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
+[ -x "$NATIVE" ] || cargo build -p prh-native
+ls -l "$NATIVE"
+
+step "prh-web for wasm32 (profile $PROFILE, target dir $WASM_TARGET_DIR)"
+CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo build -p prh-web --target wasm32-unknown-unknown --profile "$PROFILE"
+WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/$PROFILE_DIR/prh-web.wasm"
+
+step "dist/: wasm-bindgen + the page trunk would write"
+rm -rf dist
+mkdir -p dist
+"$WB" --target web --no-typescript --out-dir dist --out-name prh-web "$WASM"
+cp web/style.css dist/style.css
+cp -r web/assets dist/assets
+cat > dist/index.html <<'HTML'
+<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>prh playground</title>
+    <link rel="stylesheet" href="./style.css" />
+    <script type="module">
+      import init from "./prh-web.js";
+      init({ module_or_path: "./prh-web_bg.wasm" });
+    </script>
+  </head>
+  <body></body>
+</html>
+HTML
+ls -l dist
+
+step "end-to-end test in headless chromium"
+(cd tests/web && npm ci --no-audit --no-fund)
+PRH_NATIVE="$NATIVE" PRH_DIST="$ROOT/dist" PRH_SCREENSHOTS="$ROOT/docs/screenshots" \
+  node tests/web/e2e.mjs
+step "web OK"
