@@ -9,10 +9,12 @@
 //! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`], [`train`]
 //! - shared: [`error`], [`linalg`]
 
+pub mod demo;
 pub mod error;
 pub mod linalg;
 pub mod procrustes;
 pub mod rng;
+pub mod scene;
 pub mod sigreg;
 
 pub use error::{Error, Result};
