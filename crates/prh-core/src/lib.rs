@@ -9,10 +9,17 @@
 //! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`], [`train`]
 //! - shared: [`error`], [`linalg`]
 
+pub mod cka;
 pub mod demo;
 pub mod error;
+pub mod features;
+pub mod knn;
 pub mod linalg;
+pub mod matching;
+pub mod metrics;
+pub mod preprocess;
 pub mod procrustes;
+pub mod retrieval;
 pub mod rng;
 pub mod scene;
 pub mod sigreg;
