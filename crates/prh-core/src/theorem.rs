@@ -1,0 +1,287 @@
+//! The theorem, checked numerically (paper §2).
+//!
+//! 1. *Same Pi, one rotation.* Two modalities whose positive pairs induce the same K over
+//!    states have optimal representations F_1 = F_2 Q with Q orthogonal (Q absorbs the
+//!    solver's free choice of basis inside degenerate eigenspaces). [`cross_modal`] fits Q by
+//!    Procrustes on rows paired by state; its residual is round-off when the gap after the
+//!    window is positive.
+//! 2. *Different Pi, bounded misalignment.* For K_1, K_2 over the same index set,
+//!    [`compare`] measures sin Theta between the two top-d eigenspaces and states two bounds:
+//!    - Davis–Kahan (Stewart & Sun, Thm V.3.6): if U_1's eigenvalues (of K_1) lie in [a, b]
+//!      and K_2's eigenvalues outside its window lie outside (a - delta, b + delta), then
+//!      ||sin Theta|| <= ||(K_2 - K_1) U_1|| / delta in every unitarily invariant norm.
+//!      With the window at the top, delta = lambda_d(K_1) - lambda_{d+1}(K_2) (the issue's
+//!      formula). When the window skips the trivial pair, K_2's trivial eigenvalue (1) must
+//!      also clear the window: delta = min(lambda_1(K_2) - lambda_2(K_1), lambda_{d+1}(K_1) -
+//!      lambda_{d+2}(K_2)), unless both kernels share p, in which case sqrt(p) is a common
+//!      eigenvector, the problem deflates to its orthogonal complement and only the second
+//!      term remains.
+//!    - Yu–Wang–Samworth (2015, Thm 2), population gap only: ||sin Theta||_F <=
+//!      2 min(sqrt(d) ||E||_op, ||E||_F) / min(lambda_{r-1}(K_1) - lambda_r(K_1),
+//!      lambda_s(K_1) - lambda_{s+1}(K_1)) for the window r..s (lambda_0 = +inf,
+//!      lambda_{n+1} = -inf); it also bounds the operator norm since ||.||_op <= ||.||_F.
+//!    A gap delta <= 0 makes a bound inapplicable: it is reported as `None` ("n/a"), never
+//!    as a number. An infinite gap (window = everything) gives the bound 0.
+
+use crate::kernel::Kernel;
+use crate::linalg::{Matrix, fro_norm, op_norm};
+use crate::pair_graph::{Views, pair_matrix};
+use crate::procrustes;
+use crate::spectrum::{Spectrum, SpectrumSummary};
+use crate::world::World;
+use crate::{Error, Result};
+use serde::Serialize;
+
+/// Measured subspace distance and its two bounds, for one pair of kernels.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubspaceComparison {
+    /// Window size.
+    pub d: usize,
+    /// Whether the window starts after the trivial pair.
+    pub skip_trivial: bool,
+    /// ||sin Theta(U_1, U_2)||_op = ||(I - U_2 U_2^T) U_1||_op.
+    pub sin_theta_op: f64,
+    /// ||sin Theta(U_1, U_2)||_F.
+    pub sin_theta_fro: f64,
+    /// ||K_2 - K_1||_op.
+    pub e_op: f64,
+    /// ||K_2 - K_1||_F.
+    pub e_fro: f64,
+    /// Davis–Kahan separation delta (may be <= 0: bound not applicable).
+    pub davis_kahan_gap: f64,
+    /// ||(K_2 - K_1) U_1||_op / delta; None when delta <= 0.
+    pub davis_kahan_bound: Option<f64>,
+    /// ||(K_2 - K_1) U_1||_F / delta; None when delta <= 0.
+    pub davis_kahan_bound_fro: Option<f64>,
+    /// Yu–Wang–Samworth population gap of K_1 (may be 0: bound not applicable).
+    pub yws_gap: f64,
+    /// 2 min(sqrt(d) ||E||_op, ||E||_F) / gap; None when gap <= 0.
+    pub yws_bound: Option<f64>,
+    /// Whether both kernels have the same p (to 1e-12), so sqrt(p) is a common eigenvector.
+    pub shared_trivial: bool,
+}
+
+/// A bound num / gap: None when the gap is not positive, 0 when it is infinite.
+fn bound(num: f64, gap: f64) -> Option<f64> {
+    if gap > 0.0 {
+        Some(if gap.is_infinite() { 0.0 } else { num / gap })
+    } else {
+        None
+    }
+}
+
+/// Compares the top-d eigenspaces of K_1 and K_2 (see the module docs for the conventions).
+///
+/// # Shapes
+/// kernels `[n, n]` with spectra of the same n
+pub fn compare(
+    k1: &Kernel,
+    s1: &Spectrum,
+    k2: &Kernel,
+    s2: &Spectrum,
+    d: usize,
+    skip_trivial: bool,
+) -> Result<SubspaceComparison> {
+    let e = k1.difference(k2)?;
+    let (w1, w2) = (s1.window(d, skip_trivial)?, s2.window(d, skip_trivial)?);
+    if w1 != w2 {
+        return Err(Error::invalid(
+            "the two spectra place the trivial pair differently; compare without --skip-trivial",
+        ));
+    }
+    let (u1, u2) = (s1.top(d, skip_trivial)?, s2.top(d, skip_trivial)?);
+    // (I - U2 U2^T) U1, computed directly (accurate for small angles, unlike sqrt(1 - cos^2)).
+    let resid = &u1 - &u2 * (u2.transpose() * &u1);
+    let eu = &e * &u1;
+    let (v1, v2) = (&s1.values, &s2.values);
+    let after2 = v2.get(w1.end).copied().unwrap_or(f64::NEG_INFINITY);
+    let after1 = v1.get(w1.end).copied().unwrap_or(f64::NEG_INFINITY);
+    let (top1, bottom1) = (v1[w1.start], v1[w1.end - 1]);
+    let max_dp =
+        k1.p.iter()
+            .zip(&k2.p)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+    let shared_trivial = max_dp <= 1e-12;
+    let mut dk_gap = bottom1 - after2;
+    let mut yws_gap = bottom1 - after1;
+    if w1.start > 0 {
+        // The window is not at the top: the columns above it (the trivial pair) must be
+        // separated too, unless deflation by the common eigenvector sqrt(p) removes them.
+        if !shared_trivial {
+            dk_gap = dk_gap.min(v2[w1.start - 1] - top1);
+        }
+        yws_gap = yws_gap.min(v1[w1.start - 1] - top1);
+    }
+    let e_op = op_norm(e.as_ref())?;
+    let e_fro = fro_norm(e.as_ref());
+    let (eu_op, eu_fro) = (op_norm(eu.as_ref())?, fro_norm(eu.as_ref()));
+    Ok(SubspaceComparison {
+        d,
+        skip_trivial,
+        sin_theta_op: op_norm(resid.as_ref())?,
+        sin_theta_fro: fro_norm(resid.as_ref()),
+        e_op,
+        e_fro,
+        davis_kahan_gap: dk_gap,
+        davis_kahan_bound: bound(eu_op, dk_gap),
+        davis_kahan_bound_fro: bound(eu_fro, dk_gap),
+        yws_gap,
+        yws_bound: bound(2.0 * ((d as f64).sqrt() * e_op).min(e_fro), yws_gap),
+        shared_trivial,
+    })
+}
+
+/// Kernel and spectrum of a Pi in one call.
+///
+/// # Shapes
+/// `pi [n, n]`
+pub fn analyse(pi: &Matrix) -> Result<(Kernel, Spectrum)> {
+    let k = Kernel::new(pi.as_ref())?;
+    let s = Spectrum::new(&k)?;
+    Ok((k, s))
+}
+
+/// Good vs bad (or any two view kinds) of one modality of one world: both spectra and the
+/// subspace comparison, ready to print or serialise.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewComparison {
+    /// World name.
+    pub world: String,
+    /// Modality name.
+    pub modality: String,
+    /// Labels of the two view kinds, e.g. ["good", "bad"].
+    pub views: [String; 2],
+    /// Spectrum and gaps of the first kernel (the reference K_1).
+    pub first: SpectrumSummary,
+    /// Spectrum and gaps of the second kernel K_2.
+    pub second: SpectrumSummary,
+    /// sin Theta and the bounds.
+    pub subspace: SubspaceComparison,
+}
+
+/// Builds Pi for views `a` and `b` over modality `m`'s observations, and compares them
+/// with [`compare`] (K_1 from `a`).
+///
+/// # Shapes
+/// world with n states, modality with k nuisances: kernels `[n k, n k]`
+pub fn compare_views(
+    world: &World,
+    m: usize,
+    a: Views,
+    b: Views,
+    d: usize,
+    skip_trivial: bool,
+) -> Result<ViewComparison> {
+    let (k1, s1) = analyse(&pair_matrix(world, m, a)?)?;
+    let (k2, s2) = analyse(&pair_matrix(world, m, b)?)?;
+    Ok(ViewComparison {
+        world: world.name.clone(),
+        modality: world.modality(m)?.name.clone(),
+        views: [a.label(), b.label()],
+        first: s1.summary(d),
+        second: s2.summary(d),
+        subspace: compare(&k1, &s1, &k2, &s2, d, skip_trivial)?,
+    })
+}
+
+/// Good views vs bad views of the world's first modality (see [`compare_views`]).
+pub fn compare_good_bad(world: &World, d: usize, skip_trivial: bool) -> Result<ViewComparison> {
+    compare_views(world, 0, Views::Good, Views::Bad, d, skip_trivial)
+}
+
+/// The rotation theorem across two modalities, measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct RotationCheck {
+    /// Modality names (a, b).
+    pub modalities: [String; 2],
+    /// View labels (a, b).
+    pub views: [String; 2],
+    /// Window size.
+    pub d: usize,
+    /// sqrt(E ||F_a Q - F_b||^2) over pairs (z, u_a, u_b) ~ p(z) q_a(u_a) q_b(u_b).
+    pub residual: f64,
+    /// residual / sqrt(E ||F_b||^2) = residual / sqrt(d) (F_b is whitened).
+    pub relative_residual: f64,
+    /// Spectral gap after the window, for a and b (None if the window reaches the end).
+    pub gaps: [Option<f64>; 2],
+}
+
+/// Rows of two modalities' optimal representations paired by state, and the fitted Q.
+#[derive(Debug, Clone)]
+pub struct CrossModal {
+    /// The numbers.
+    pub check: RotationCheck,
+    /// Q `[d, d]` with F_a Q ~ F_b.
+    pub q: Matrix,
+    /// F_a rows, one per pair (z, u_a, u_b): `[n k_a k_b, d]`.
+    pub fa: Matrix,
+    /// F_b rows, paired with `fa`: `[n k_a k_b, d]`.
+    pub fb: Matrix,
+    /// Pair weights p(z) q_a(u_a) q_b(u_b) `[n k_a k_b]`.
+    pub weights: Vec<f64>,
+    /// The state of each pair `[n k_a k_b]`.
+    pub states: Vec<usize>,
+}
+
+/// Fits Q = argmin_{Q^T Q = I} sum_pairs w ||F_a(z, u_a) Q - F_b(z, u_b)||^2 between modality
+/// `a.0` under views `a.1` and modality `b.0` under views `b.1` (Procrustes on rows scaled by
+/// sqrt(w)). For good views on both sides F depends on z only and the residual is round-off;
+/// with bad views F also encodes the nuisance, which the other modality cannot match.
+pub fn cross_modal(
+    world: &World,
+    a: (usize, Views),
+    b: (usize, Views),
+    d: usize,
+    skip_trivial: bool,
+) -> Result<CrossModal> {
+    let (qa, qb) = (
+        world.modality(a.0)?.q.clone(),
+        world.modality(b.0)?.q.clone(),
+    );
+    let (_, sa) = analyse(&pair_matrix(world, a.0, a.1)?)?;
+    let (_, sb) = analyse(&pair_matrix(world, b.0, b.1)?)?;
+    let (ea, eb) = (
+        sa.embedding(d, skip_trivial)?,
+        sb.embedding(d, skip_trivial)?,
+    );
+    let (ka, kb) = (qa.len(), qb.len());
+    let rows = world.n() * ka * kb;
+    let (mut weights, mut states, mut ia, mut ib) =
+        (Vec::with_capacity(rows), Vec::new(), Vec::new(), Vec::new());
+    for z in 0..world.n() {
+        for (ua, qua) in qa.iter().enumerate() {
+            for (ub, qub) in qb.iter().enumerate() {
+                weights.push(world.p[z] * qua * qub);
+                states.push(z);
+                ia.push(z * ka + ua);
+                ib.push(z * kb + ub);
+            }
+        }
+    }
+    let fa = Matrix::from_fn(rows, d, |r, j| ea[(ia[r], j)]);
+    let fb = Matrix::from_fn(rows, d, |r, j| eb[(ib[r], j)]);
+    let sw: Vec<f64> = weights.iter().map(|w| w.sqrt()).collect();
+    let wa = Matrix::from_fn(rows, d, |r, j| fa[(r, j)] * sw[r]);
+    let wb = Matrix::from_fn(rows, d, |r, j| fb[(r, j)] * sw[r]);
+    let fit = procrustes::fit(wa.as_ref(), wb.as_ref())?;
+    let check = RotationCheck {
+        modalities: [
+            world.modality(a.0)?.name.clone(),
+            world.modality(b.0)?.name.clone(),
+        ],
+        views: [a.1.label(), b.1.label()],
+        d,
+        residual: fit.residual,
+        relative_residual: fit.relative_residual,
+        gaps: [sa.gap(d, skip_trivial)?, sb.gap(d, skip_trivial)?],
+    };
+    Ok(CrossModal {
+        check,
+        q: fit.q,
+        fa,
+        fb,
+        weights,
+        states,
+    })
+}
