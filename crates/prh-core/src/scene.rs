@@ -392,16 +392,33 @@ impl SceneWorld {
     /// z (independent u and style); bad = two corruptions of one rendering (shared z, u,
     /// style).
     pub fn sample_pair(&self, m: Modality, kind: ViewKind, rng: &mut impl Rng) -> (View, View) {
+        let v = self.sample_views(m, kind, 2, rng);
+        // Invariant: sample_views(.., 2, ..) returns exactly 2 views.
+        (v[0], v[1])
+    }
+
+    /// `n` views of one state z ~ p: good views are corruptions of `n` independent
+    /// renderings (own u and style each), bad views are `n` corruptions of one rendering.
+    /// Every pair among them is distributed as [`Self::pi`] describes.
+    pub fn sample_views(
+        &self,
+        m: Modality,
+        kind: ViewKind,
+        n: usize,
+        rng: &mut impl Rng,
+    ) -> Vec<View> {
         let z = self.sample_state(rng);
-        let u1 = self.sample_nuisance(m, rng);
-        let s1: u64 = rng.random();
-        let (u2, s2) = match kind {
-            ViewKind::Good => (self.sample_nuisance(m, rng), rng.random()),
-            ViewKind::Bad => (u1, s1),
-        };
-        let a = self.corrupt(m, z, u1, s1, rng);
-        let b = self.corrupt(m, z, u2, s2, rng);
-        (a, b)
+        let u = self.sample_nuisance(m, rng);
+        let style: u64 = rng.random();
+        (0..n)
+            .map(|i| {
+                let (u, style) = match kind {
+                    ViewKind::Good if i > 0 => (self.sample_nuisance(m, rng), rng.random()),
+                    _ => (u, style),
+                };
+                self.corrupt(m, z, u, style, rng)
+            })
+            .collect()
     }
 
     /// A draw from the posterior of the augmented state given a view: visible factors
