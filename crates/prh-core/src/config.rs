@@ -1,0 +1,462 @@
+//! Typed training configuration (paper section 4, "Recipe"), read from TOML.
+//!
+//! Every field has a one-line doc and a default, so a config file only names what it
+//! changes. `--set key=value` overrides any dotted path (`optim.lr=1e-4`) before the
+//! typed parse, and the resolved config is saved with each run (`config.toml`).
+//!
+//! ```toml
+//! [run]
+//! objective = "good"      # good | bad | next-token
+//! steps = 2000
+//! [data]
+//! source = "multi30k"
+//! lang = "en"
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// What the encoder is trained to do (paper section 3's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// JEPA whose views are spans of *different* texts of one group.
+    Good,
+    /// JEPA whose views are spans of *one* text.
+    Bad,
+    /// Causal language modelling (cross-entropy on the next token).
+    NextToken,
+}
+
+/// The whole configuration of a training run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Run length, seed, objective and logging cadence.
+    pub run: RunConfig,
+    /// Which corpus to read.
+    pub data: DataConfig,
+    /// Tokenizer to train or load.
+    pub tokenizer: TokenizerConfig,
+    /// Encoder architecture.
+    pub model: ModelConfig,
+    /// View sampling.
+    pub views: ViewsConfig,
+    /// JEPA loss (invariance + lambda SIGReg).
+    pub loss: LossConfig,
+    /// AdamW and its schedule.
+    pub optim: OptimConfig,
+    /// Periodic alignment evaluation against a frozen target.
+    pub eval: EvalConfig,
+}
+
+/// Run length and bookkeeping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Training objective: `good`, `bad` or `next-token`.
+    pub objective: Objective,
+    /// Seed of every random draw (init, views, SIGReg directions).
+    pub seed: u64,
+    /// Number of optimiser steps.
+    pub steps: usize,
+    /// Write a metrics line every this many steps.
+    pub log_every: usize,
+    /// Write the `latest` checkpoint every this many steps (and at the end).
+    pub checkpoint_every: usize,
+    /// Evaluate alignment every this many steps (0: only at the end, if a target is set).
+    pub eval_every: usize,
+    /// Stop when the embeddings' mean per-dimension std falls below this (collapse).
+    pub collapse_std: f64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            objective: Objective::Good,
+            seed: 0,
+            steps: 1000,
+            log_every: 10,
+            checkpoint_every: 200,
+            eval_every: 0,
+            collapse_std: 1e-4,
+        }
+    }
+}
+
+/// Corpus selection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataConfig {
+    /// `multi30k` (task-2 layout under the data dir) or `jsonl` (`{"id", "texts"}` lines).
+    pub source: String,
+    /// JSONL: the training file. Multi30k: ignored (read from the data dir).
+    pub path: String,
+    /// JSONL: optional held-out file for evaluation.
+    pub eval_path: String,
+    /// Multi30k language: `en` or `de`.
+    pub lang: String,
+    /// Multi30k training split.
+    pub train_split: String,
+    /// Multi30k held-out split used for evaluation and the embeddings export.
+    pub eval_split: String,
+    /// Keep only the first this many training groups (0: all).
+    pub max_groups: usize,
+}
+
+impl Default for DataConfig {
+    fn default() -> Self {
+        Self {
+            source: "multi30k".into(),
+            path: String::new(),
+            eval_path: String::new(),
+            lang: "en".into(),
+            train_split: "train".into(),
+            eval_split: "val".into(),
+            max_groups: 0,
+        }
+    }
+}
+
+/// Tokenizer: trained on the training texts unless `path` names a `tokenizer.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TokenizerConfig {
+    /// Existing `tokenizer.json` to load ("" = train a WordPiece on the training texts).
+    pub path: String,
+    /// WordPiece vocabulary size when training.
+    pub vocab_size: usize,
+    /// Minimum count for a merge when training.
+    pub min_frequency: u64,
+    /// Lower-case before tokenizing (BERT uncased).
+    pub lowercase: bool,
+}
+
+impl Default for TokenizerConfig {
+    fn default() -> Self {
+        Self {
+            path: String::new(),
+            vocab_size: 8000,
+            min_frequency: 2,
+            lowercase: true,
+        }
+    }
+}
+
+/// Encoder architecture (paper section 4: BERT-S = 12 x 384, BERT-B = 12 x 768).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `tiny`, `bert-s`, `bert-b`, or `custom` (then the four size fields below are used).
+    pub size: String,
+    /// Width (custom only).
+    pub d_model: usize,
+    /// Layers (custom only).
+    pub layers: usize,
+    /// Attention heads (custom only).
+    pub heads: usize,
+    /// Feed-forward width (custom only).
+    pub d_ff: usize,
+    /// Maximum tokens per sequence (learned positions).
+    pub max_len: usize,
+    /// `mean` over non-pad tokens or `cls` (the first token).
+    pub pooling: String,
+    /// Output width of a 2-layer MLP projector after pooling (0: no projector).
+    pub projector_dim: usize,
+    /// Dropout inside the transformer (0 keeps training exactly reproducible).
+    pub dropout: f64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            size: "tiny".into(),
+            d_model: 64,
+            layers: 2,
+            heads: 4,
+            d_ff: 128,
+            max_len: 64,
+            pooling: "mean".into(),
+            projector_dim: 0,
+            dropout: 0.0,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// `(d_model, layers, heads, d_ff)` of the named size.
+    pub fn dims(&self) -> Result<(usize, usize, usize, usize)> {
+        match self.size.as_str() {
+            "tiny" => Ok((64, 2, 4, 128)),
+            "bert-s" => Ok((384, 12, 6, 1536)),
+            "bert-b" => Ok((768, 12, 12, 3072)),
+            "custom" => Ok((self.d_model, self.layers, self.heads, self.d_ff)),
+            other => Err(Error::invalid(format!(
+                "model.size: expected tiny, bert-s, bert-b or custom, got `{other}`"
+            ))),
+        }
+    }
+}
+
+/// View sampling (paper section 4: 2 global + 6 local contiguous, partly masked spans).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ViewsConfig {
+    /// Global views per sample.
+    pub n_global: usize,
+    /// Local views per sample.
+    pub n_local: usize,
+    /// Global span length as a fraction of the text's token count.
+    pub global_frac: f64,
+    /// Local span length as a fraction of the text's token count.
+    pub local_frac: f64,
+    /// Fraction of a view's tokens replaced by `[MASK]`.
+    pub mask_ratio: f64,
+    /// Trim each text to at most this many tokens before taking spans (0: no trim).
+    pub trim: usize,
+    /// Samples (groups) per batch.
+    pub batch_size: usize,
+}
+
+impl Default for ViewsConfig {
+    fn default() -> Self {
+        Self {
+            n_global: 2,
+            n_local: 6,
+            global_frac: 0.8,
+            local_frac: 0.4,
+            mask_ratio: 0.15,
+            trim: 0,
+            batch_size: 64,
+        }
+    }
+}
+
+/// JEPA loss: `invariance + lambda * SIGReg` (LeJEPA's convention, lambda multiplies SIGReg).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LossConfig {
+    /// SIGReg coefficient (paper: 0.02).
+    pub lambda: f64,
+    /// Random slices per step.
+    pub slices: usize,
+    /// Largest Epps–Pulley knot.
+    pub t_max: f64,
+    /// Number of knots on `[0, t_max]`.
+    pub knots: usize,
+}
+
+impl Default for LossConfig {
+    fn default() -> Self {
+        Self {
+            lambda: 0.02,
+            slices: 256,
+            t_max: 3.0,
+            knots: 17,
+        }
+    }
+}
+
+/// AdamW with linear warmup then cosine decay (paper section 4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OptimConfig {
+    /// Peak learning rate (paper: 5e-4; 1e-4 for long/large runs).
+    pub lr: f64,
+    /// Learning rate at the end of the cosine.
+    pub min_lr: f64,
+    /// Linear warmup steps from 0 to `lr`.
+    pub warmup_steps: usize,
+    /// Decoupled weight decay (paper: 0.05).
+    pub weight_decay: f64,
+    /// Clip the global gradient norm to this (0: no clipping).
+    pub grad_clip: f64,
+    /// Adam beta1.
+    pub beta1: f64,
+    /// Adam beta2.
+    pub beta2: f64,
+}
+
+impl Default for OptimConfig {
+    fn default() -> Self {
+        Self {
+            lr: 5e-4,
+            min_lr: 0.0,
+            warmup_steps: 100,
+            weight_decay: 0.05,
+            grad_clip: 1.0,
+            beta1: 0.9,
+            beta2: 0.999,
+        }
+    }
+}
+
+/// Alignment evaluation against a frozen target (paper section 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// Frozen target features (`.npy`/`.npz`, one row per held-out group); "" = none.
+    pub target: String,
+    /// Use at most this many held-out groups.
+    pub max_groups: usize,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        Self {
+            target: String::new(),
+            max_groups: 1000,
+            k: 10,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Parses TOML text (`source` names it in errors), then applies `overrides`
+    /// (`key.path=value`, the value parsed as TOML, else taken as a string).
+    pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self> {
+        let mut value: toml::Table =
+            toml::from_str(text).map_err(|e| Error::format(source, "toml", e.to_string()))?;
+        for o in overrides {
+            set_path(&mut value, o)?;
+        }
+        let cfg: TrainConfig = toml::Value::Table(value)
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::format(source, "config", e.to_string()))?;
+        cfg.validate(source)?;
+        Ok(cfg)
+    }
+
+    /// The resolved config as TOML (saved in each run folder).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+    }
+
+    /// Checks ranges that serde cannot: positive sizes, fractions in (0, 1].
+    pub fn validate(&self, source: &str) -> Result<()> {
+        let bad = |field: &str, msg: &str| Err(Error::format(source, field, msg));
+        self.model
+            .dims()
+            .map_err(|e| Error::format(source, "model.size", e.to_string()))?;
+        let (d, _, h, _) = self.model.dims()?;
+        if h == 0 || d % h != 0 {
+            return bad(
+                "model.heads",
+                "d_model must be a positive multiple of heads",
+            );
+        }
+        if !matches!(self.model.pooling.as_str(), "mean" | "cls") {
+            return bad("model.pooling", "expected `mean` or `cls`");
+        }
+        if self.views.n_global == 0 {
+            return bad(
+                "views.n_global",
+                "at least one global view is needed (they are the prediction target)",
+            );
+        }
+        for (f, v) in [
+            ("views.global_frac", self.views.global_frac),
+            ("views.local_frac", self.views.local_frac),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return bad(f, "expected a fraction in (0, 1]");
+            }
+        }
+        if !(0.0..1.0).contains(&self.views.mask_ratio) {
+            return bad("views.mask_ratio", "expected a fraction in [0, 1)");
+        }
+        if self.views.batch_size < 2 {
+            return bad(
+                "views.batch_size",
+                "expected at least 2 (SIGReg needs a batch)",
+            );
+        }
+        if self.run.steps == 0 {
+            return bad("run.steps", "expected at least 1");
+        }
+        if self.model.max_len < 4 {
+            return bad("model.max_len", "expected at least 4 tokens");
+        }
+        if self.loss.slices == 0 || self.loss.knots < 2 {
+            return bad("loss.slices", "expected slices >= 1 and knots >= 2");
+        }
+        Ok(())
+    }
+}
+
+/// Sets `a.b.c=value` in a TOML table, creating intermediate tables.
+fn set_path(table: &mut toml::Table, assignment: &str) -> Result<()> {
+    let (key, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| Error::invalid(format!("--set expects key=value, got `{assignment}`")))?;
+    let value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+    let parts: Vec<&str> = key.trim().split('.').collect();
+    let mut cur = table;
+    for part in &parts[..parts.len() - 1] {
+        let entry = cur
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| Error::invalid(format!("--set {key}: `{part}` is not a table")))?;
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_paper_recipe() {
+        let c = TrainConfig::from_toml("t", "", &[]).unwrap();
+        assert_eq!(c.loss.lambda, 0.02);
+        assert_eq!(c.optim.lr, 5e-4);
+        assert_eq!(c.optim.weight_decay, 0.05);
+        assert_eq!((c.views.n_global, c.views.n_local), (2, 6));
+        assert_eq!((c.loss.t_max, c.loss.knots), (3.0, 17));
+    }
+
+    #[test]
+    fn overrides_and_round_trip() {
+        let c = TrainConfig::from_toml(
+            "t",
+            "[run]\nobjective = \"bad\"\n",
+            &[
+                "optim.lr=1e-4".into(),
+                "data.lang=de".into(),
+                "model.size=\"bert-s\"".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.run.objective, Objective::Bad);
+        assert_eq!(c.optim.lr, 1e-4);
+        assert_eq!(c.data.lang, "de");
+        assert_eq!(c.model.dims().unwrap(), (384, 12, 6, 1536));
+        let back = TrainConfig::from_toml("t", &c.to_toml().unwrap(), &[]).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlr = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cfg.toml") && e.contains("lr"), "{e}");
+        let e = TrainConfig::from_toml("cfg.toml", "[views]\nmask_ratio = 1.5\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("views.mask_ratio"), "{e}");
+        let e = TrainConfig::from_toml("cfg.toml", "[run]\nnope = 1\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope"), "{e}");
+    }
+}

@@ -1,0 +1,582 @@
+//! The training loop shared by every JEPA of prh (paper section 4, "Recipe"): text
+//! encoders (good / bad views, next-token) and the scene demo's image encoder.
+//!
+//! # How to plug a model in
+//!
+//! Implement [`TrainTask`] for your task and call [`train`]:
+//!
+//! ```ignore
+//! use prh_core::train::{train, jepa_loss, JepaLoss, StepOutput, TrainTask, RunSink, MemorySink};
+//!
+//! struct MyTask { /* data, view sampler, config ... */ }
+//! impl<B: AutodiffBackend> TrainTask<B> for MyTask {
+//!     type Model = MyEncoder<B>;                        // any #[derive(Module)]
+//!     fn init_model(&self, device: &B::Device) -> Result<MyEncoder<B>> { .. }
+//!     fn step(&mut self, model: &MyEncoder<B>, step: usize, device: &B::Device)
+//!         -> Result<StepOutput<B>> {
+//!         // 1. views: draw them from crate::rng::generator(seed, Stream::Views, step)
+//!         // 2. forward: one [n, d] embedding per view, globals first
+//!         let views: Vec<Tensor<B, 2>> = ...;
+//!         // 3-4. invariance + lambda * SIGReg (directions resampled per step, seeded)
+//!         let l: JepaLoss<B> = jepa_loss(&views, n_global, &loss_cfg, seed, step, device)?;
+//!         Ok(l.into_step_output(tokens_in_this_step))
+//!     }
+//! }
+//! let summary = train::<Autodiff<NdArray>, _>(&mut task, &cfg.run, &cfg.optim,
+//!     &cfg.to_toml()?, None, &mut sink, &device)?;
+//! ```
+//!
+//! [`train`] owns everything else, in numbered stages per step: (1-3) the task's views,
+//! forward and losses, (4) NaN / collapse guard, (5) backward, (6) global gradient-norm
+//! clipping, (7) AdamW step at the warmup+cosine rate, (8) metrics line, evaluation,
+//! `best` / `latest` checkpoints through a [`RunSink`] (files natively, memory in the
+//! browser). Resuming from a [`Checkpoint`] continues bit-exactly on CPU because every
+//! random draw is a function of `(seed, stream, step)` ([`crate::rng`]) and the schedule
+//! is a function of the step.
+
+use burn::module::{AutodiffModule, ModuleVisitor, Param};
+use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::prelude::*;
+use burn::tensor::backend::AutodiffBackend;
+
+use crate::checkpoint::{
+    Checkpoint, module_from_bytes, module_to_bytes, record_from_bytes, record_to_bytes,
+};
+use crate::config::{LossConfig, OptimConfig, RunConfig};
+use crate::rng::{Stream, derive_seed};
+use crate::schedule::WarmupCosine;
+use crate::sigreg::{Quadrature, SigregTensors, random_directions, sigreg_tensor};
+use crate::{Error, Result};
+
+/// What one step of a task computed (stages 1-3).
+pub struct StepOutput<B: Backend> {
+    /// The differentiable total loss, `[1]`.
+    pub loss: Tensor<B, 1>,
+    /// Named loss terms to log (`[1]` each), e.g. `invariance`, `sigreg`, `ce`.
+    pub terms: Vec<(&'static str, Tensor<B, 1>)>,
+    /// Tokens (or patches) processed this step, for throughput.
+    pub items: usize,
+    /// Mean per-dimension std of the embeddings across the batch, for the collapse guard.
+    pub embedding_std: Option<Tensor<B, 1>>,
+}
+
+/// A model plus its data: what [`train`] optimises.
+pub trait TrainTask<B: AutodiffBackend> {
+    /// The module trained.
+    type Model: AutodiffModule<B>;
+    /// A freshly initialised model (the backend is seeded from the run seed beforehand).
+    fn init_model(&self, device: &B::Device) -> Result<Self::Model>;
+    /// Stages 1-3 of step `step`: views, forward, losses.
+    fn step(
+        &mut self,
+        model: &Self::Model,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>>;
+    /// Optional evaluation of the frozen model; named scores (higher is better for
+    /// [`TrainTask::best_metric`]).
+    fn evaluate(
+        &mut self,
+        _model: &<Self::Model as AutodiffModule<B>>::InnerModule,
+        _step: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        Ok(Vec::new())
+    }
+    /// The evaluation score that selects the `best` checkpoint, if any.
+    fn best_metric(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// Where a run's outputs go: files natively (`native/src/cmd/train.rs`), memory in tests
+/// and the browser ([`MemorySink`]).
+pub trait RunSink {
+    /// Seconds since an arbitrary origin (wall clock; only used for throughput).
+    fn now(&self) -> f64;
+    /// Appends one metrics record (one JSON line).
+    fn log(&mut self, record: &serde_json::Value) -> Result<()>;
+    /// Stores a checkpoint under `name` (`latest` or `best`), atomically.
+    fn save(&mut self, name: &str, checkpoint: &Checkpoint) -> Result<()>;
+    /// Progress report after each step (progress bar or log line).
+    fn progress(&mut self, _step: usize, _total: usize, _loss: f64) {}
+}
+
+/// A [`RunSink`] that keeps everything in memory (tests, browser).
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    /// Metrics records in order.
+    pub records: Vec<serde_json::Value>,
+    /// Last checkpoint saved under each name.
+    pub checkpoints: Vec<(String, Checkpoint)>,
+}
+
+impl RunSink for MemorySink {
+    fn now(&self) -> f64 {
+        0.0
+    }
+    fn log(&mut self, record: &serde_json::Value) -> Result<()> {
+        self.records.push(record.clone());
+        Ok(())
+    }
+    fn save(&mut self, name: &str, checkpoint: &Checkpoint) -> Result<()> {
+        self.checkpoints.retain(|(n, _)| n != name);
+        self.checkpoints
+            .push((name.to_string(), checkpoint.clone()));
+        Ok(())
+    }
+}
+
+/// What [`train`] returns.
+#[derive(Debug, Clone)]
+pub struct TrainSummary<M> {
+    /// The trained model.
+    pub model: M,
+    /// Steps done in total (including those before a resume).
+    pub steps: usize,
+    /// Last logged total loss.
+    pub last_loss: f64,
+    /// Best evaluation score, if evaluated.
+    pub best: Option<f64>,
+}
+
+/// The JEPA losses of one step.
+pub struct JepaLoss<B: Backend> {
+    /// `invariance + lambda * sigreg`, `[1]`.
+    pub total: Tensor<B, 1>,
+    /// Mean over views of `||z_v - mean_g z_g||^2 / d` (MSE to the global centre), `[1]`.
+    pub invariance: Tensor<B, 1>,
+    /// SIGReg averaged over views, `[1]`.
+    pub sigreg: Tensor<B, 1>,
+    /// Mean per-dimension std of the embeddings over the batch, `[1]`.
+    pub embedding_std: Tensor<B, 1>,
+}
+
+impl<B: Backend> JepaLoss<B> {
+    /// Packs the losses as a [`StepOutput`] processing `items` tokens.
+    pub fn into_step_output(self, items: usize) -> StepOutput<B> {
+        StepOutput {
+            loss: self.total,
+            terms: vec![("invariance", self.invariance), ("sigreg", self.sigreg)],
+            items,
+            embedding_std: Some(self.embedding_std),
+        }
+    }
+}
+
+/// LeJEPA's loss on the embeddings of `V` views (the first `n_global` are global):
+///
+/// `c = mean_{g < n_global} z_g`; `invariance = mean_v mean_i ||z_v,i - c_i||^2 / d`;
+/// `SIGReg = mean_v SIGReg(z_v)` with `loss.slices` directions drawn from the seeded
+/// stream at `step`; `total = invariance + loss.lambda * SIGReg` (paper section 4).
+///
+/// # Shapes
+/// `views`: `V` tensors `[n, d]` -> scalars `[1]`.
+pub fn jepa_loss<B: Backend>(
+    views: &[Tensor<B, 2>],
+    n_global: usize,
+    loss: &LossConfig,
+    seed: u64,
+    step: usize,
+    device: &B::Device,
+) -> Result<JepaLoss<B>> {
+    if views.is_empty() || n_global == 0 || n_global > views.len() {
+        return Err(Error::invalid(format!(
+            "jepa_loss: {} views with n_global = {n_global}",
+            views.len()
+        )));
+    }
+    let [n, d] = views[0].dims();
+    let q = Quadrature::new(loss.t_max, loss.knots)?;
+    let dirs = random_directions(d, loss.slices, seed, step as u64);
+    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
+    let stacked = Tensor::stack::<3>(views.to_vec(), 0); // (V, N, D)
+    let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, N, D)
+    let invariance = (stacked.clone() - centre).powi_scalar(2).mean();
+    let v = views.len();
+    let sig = views
+        .iter()
+        .map(|z| sigreg_tensor(z.clone(), &st))
+        .reduce(|a, b| a + b);
+    // Invariant: `views` is non-empty (checked above), so the reduction has a value.
+    let sigreg = sig
+        .unwrap_or_else(|| Tensor::zeros([1], device))
+        .div_scalar(v as f64);
+    let total = invariance.clone() + sigreg.clone().mul_scalar(loss.lambda);
+    let flat = stacked.reshape([v * n, d]);
+    let embedding_std = flat.var(0).sqrt().mean();
+    Ok(JepaLoss {
+        total,
+        invariance,
+        sigreg,
+        embedding_std,
+    })
+}
+
+/// Reads a `[1]` tensor as f64 (one device sync).
+pub fn scalar<B: Backend>(t: Tensor<B, 1>) -> f64 {
+    t.into_scalar().elem::<f64>()
+}
+
+/// Sums squared gradients of every float parameter on the device.
+struct GradSquares<'a, B: AutodiffBackend> {
+    grads: &'a GradientsParams,
+    acc: Option<Tensor<B::InnerBackend, 1>>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for GradSquares<'_, B> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
+            let s = g.powi_scalar(2).sum();
+            self.acc = Some(match self.acc.take() {
+                Some(a) => a + s,
+                None => s,
+            });
+        }
+    }
+}
+
+/// Multiplies every gradient by a constant.
+struct GradScale<'a> {
+    grads: &'a mut GradientsParams,
+    factor: f64,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for GradScale<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
+            self.grads
+                .register::<B::InnerBackend, D>(param.id, g.mul_scalar(self.factor));
+        }
+    }
+}
+
+/// Global gradient-norm clipping (as PyTorch's `clip_grad_norm_`): with
+/// `g = sqrt(sum_p ||grad_p||^2)`, scales every gradient by `max_norm / g` when
+/// `g > max_norm` (`max_norm <= 0` disables). Returns `g` before clipping.
+///
+/// burn's own `GradientClipping::Norm` clips each parameter separately; the paper's
+/// recipe (and PyTorch's) clips the global norm, hence this visitor.
+pub fn clip_global_norm<B: AutodiffBackend, M: AutodiffModule<B>>(
+    model: &M,
+    grads: &mut GradientsParams,
+    max_norm: f64,
+) -> f64 {
+    let mut sq = GradSquares::<B> { grads, acc: None };
+    model.visit(&mut sq);
+    let norm = sq.acc.map(|a| scalar(a).sqrt()).unwrap_or(0.0);
+    if max_norm > 0.0 && norm > max_norm && norm.is_finite() {
+        let mut scale = GradScale {
+            grads,
+            factor: max_norm / norm,
+        };
+        model.visit::<GradScale<'_>>(&mut scale);
+    }
+    norm
+}
+
+/// Runs `run.steps` optimiser steps of `task` (stages in the module docs), starting
+/// from `resume` if given. `config_toml` is stored in every checkpoint.
+///
+/// Errors (after keeping the last good checkpoint untouched): a non-finite loss or
+/// gradient norm, or embeddings whose mean std fell below `run.collapse_std`.
+#[allow(clippy::too_many_arguments)]
+pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
+    task: &mut T,
+    run: &RunConfig,
+    optim: &OptimConfig,
+    config_toml: &str,
+    resume: Option<&Checkpoint>,
+    sink: &mut dyn RunSink,
+    device: &B::Device,
+) -> Result<TrainSummary<T::Model>> {
+    B::seed(device, derive_seed(run.seed, Stream::Init, 0));
+    let mut model = task.init_model(device)?;
+    let mut opt = AdamWConfig::new()
+        .with_beta_1(optim.beta1 as f32)
+        .with_beta_2(optim.beta2 as f32)
+        .with_epsilon(1e-8)
+        .with_weight_decay(optim.weight_decay as f32)
+        .init::<B, T::Model>();
+    let (mut start, mut best) = (0, None);
+    if let Some(ck) = resume {
+        model = module_from_bytes::<B, _>(model, &ck.model, device)?;
+        opt = opt.load_record(record_from_bytes::<B, _>(&ck.optim, device)?);
+        start = ck.meta.step;
+        best = ck.meta.best;
+    }
+    let sched = WarmupCosine {
+        peak: optim.lr,
+        floor: optim.min_lr,
+        warmup: optim.warmup_steps,
+        total: run.steps,
+    };
+    let mut last_loss = f64::NAN;
+    let (mut t_mark, mut items_since) = (sink.now(), 0usize);
+    let save = |model: &T::Model, opt: &_, step: usize, best: Option<f64>| -> Result<Checkpoint> {
+        let opt: &burn::optim::adaptor::OptimizerAdaptor<burn::optim::AdamW, T::Model, B> = opt;
+        let m = module_to_bytes::<B, _>(model)?;
+        let o = record_to_bytes::<B, _>(opt.to_record())?;
+        Ok(Checkpoint::new(
+            step,
+            run.seed,
+            config_toml.to_string(),
+            best,
+            m,
+            o,
+        ))
+    };
+    for step in start..run.steps {
+        // 1-3. Views, forward and losses: the task's part.
+        let out = task.step(&model, step, device)?;
+        items_since += out.items;
+        // 4. Guards. The loss is read before backward so a NaN never reaches the weights.
+        let loss = scalar(out.loss.clone());
+        if !loss.is_finite() {
+            return Err(Error::Numerical(format!(
+                "step {step}: loss is {loss}; training stopped, the last good checkpoint is kept"
+            )));
+        }
+        let std = out.embedding_std.map(scalar);
+        if let Some(s) = std.filter(|s| *s < run.collapse_std) {
+            return Err(Error::Numerical(format!(
+                "step {step}: embeddings collapsed (mean std {s:.3e} < run.collapse_std {:.1e}); \
+                 training stopped, the last good checkpoint is kept",
+                run.collapse_std
+            )));
+        }
+        let terms: Vec<(&str, f64)> = out.terms.into_iter().map(|(k, t)| (k, scalar(t))).collect();
+        // 5. Backward.
+        let mut grads = GradientsParams::from_grads(out.loss.backward(), &model);
+        // 6. Global gradient-norm clipping.
+        let grad_norm = clip_global_norm::<B, _>(&model, &mut grads, optim.grad_clip);
+        if !grad_norm.is_finite() {
+            return Err(Error::Numerical(format!(
+                "step {step}: gradient norm is {grad_norm}; training stopped, the last good checkpoint is kept"
+            )));
+        }
+        // 7. AdamW step at the scheduled rate.
+        let lr = sched.lr(step);
+        model = opt.step(lr, model, grads);
+        last_loss = loss;
+        let done = step + 1;
+        sink.progress(done, run.steps, loss);
+        // 8. Metrics, evaluation, checkpoints.
+        let is_last = done == run.steps;
+        let eval_now = is_last || (run.eval_every > 0 && done % run.eval_every == 0);
+        let mut eval = Vec::new();
+        if eval_now {
+            eval = task.evaluate(&model.valid(), done)?;
+        }
+        if done % run.log_every.max(1) == 0 || is_last || !eval.is_empty() {
+            let now = sink.now();
+            let dt = (now - t_mark).max(1e-9);
+            let mut rec =
+                serde_json::json!({ "step": done, "loss": loss, "lr": lr, "grad_norm": grad_norm });
+            if let Some(obj) = rec.as_object_mut() {
+                for (k, v) in &terms {
+                    obj.insert((*k).to_string(), serde_json::json!(v));
+                }
+                if let Some(s) = std {
+                    obj.insert("embedding_std".into(), serde_json::json!(s));
+                }
+                obj.insert(
+                    "items_per_s".into(),
+                    serde_json::json!(items_since as f64 / dt),
+                );
+                if !eval.is_empty() {
+                    let e: serde_json::Map<String, serde_json::Value> = eval
+                        .iter()
+                        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+                        .collect();
+                    obj.insert("eval".into(), serde_json::Value::Object(e));
+                }
+            }
+            sink.log(&rec)?;
+            (t_mark, items_since) = (now, 0);
+        }
+        if let Some(name) = task.best_metric() {
+            let score = eval.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+            if let Some(s) = score.filter(|s| best.is_none_or(|b| *s > b)) {
+                best = Some(s);
+                sink.save("best", &save(&model, &opt, done, best)?)?;
+            }
+        }
+        if is_last || done % run.checkpoint_every.max(1) == 0 {
+            sink.save("latest", &save(&model, &opt, done, best)?)?;
+        }
+    }
+    Ok(TrainSummary {
+        model,
+        steps: run.steps.max(start),
+        last_loss,
+        best,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{generator, standard_normal};
+    use burn::backend::{Autodiff, NdArray};
+    use burn::nn::{Linear, LinearConfig};
+
+    type AB = Autodiff<NdArray>;
+
+    /// A linear encoder on noisy copies of fixed points: the smallest JEPA.
+    #[derive(Module, Debug)]
+    struct Lin<B: Backend> {
+        lin: Linear<B>,
+    }
+
+    struct Toy {
+        points: Vec<f64>, // (32, 6)
+        loss: LossConfig,
+    }
+
+    impl TrainTask<AB> for Toy {
+        type Model = Lin<AB>;
+        fn init_model(&self, device: &burn::tensor::Device<AB>) -> Result<Lin<AB>> {
+            Ok(Lin {
+                lin: LinearConfig::new(6, 4).init(device),
+            })
+        }
+        fn step(
+            &mut self,
+            model: &Lin<AB>,
+            step: usize,
+            device: &burn::tensor::Device<AB>,
+        ) -> Result<StepOutput<AB>> {
+            let mut rng = generator(3, Stream::Views, step as u64);
+            let views: Vec<Tensor<AB, 2>> = (0..4)
+                .map(|_| {
+                    let x: Vec<f64> = self
+                        .points
+                        .iter()
+                        .map(|p| p + 0.3 * standard_normal(&mut rng))
+                        .collect();
+                    model
+                        .lin
+                        .forward(Tensor::from_data(TensorData::new(x, [32, 6]), device))
+                })
+                .collect();
+            Ok(jepa_loss(&views, 2, &self.loss, 3, step, device)?.into_step_output(32 * 4))
+        }
+    }
+
+    fn toy() -> Toy {
+        let mut rng = generator(9, Stream::Init, 0);
+        let points = (0..32 * 6).map(|_| standard_normal(&mut rng)).collect();
+        Toy {
+            points,
+            loss: LossConfig {
+                slices: 16,
+                ..LossConfig::default()
+            },
+        }
+    }
+
+    fn cfgs(steps: usize) -> (RunConfig, OptimConfig) {
+        let run = RunConfig {
+            steps,
+            log_every: 1,
+            checkpoint_every: 3,
+            ..RunConfig::default()
+        };
+        let optim = OptimConfig {
+            lr: 1e-2,
+            warmup_steps: 2,
+            ..OptimConfig::default()
+        };
+        (run, optim)
+    }
+
+    fn losses(sink: &MemorySink) -> Vec<(f64, f64, f64, f64)> {
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+        sink.records
+            .iter()
+            .map(|r| (f(r, "step"), f(r, "loss"), f(r, "lr"), f(r, "grad_norm")))
+            .collect()
+    }
+
+    #[test]
+    fn resume_continues_exactly() {
+        let device = Default::default();
+        let (run, optim) = cfgs(6);
+        let mut full = MemorySink::default();
+        train::<AB, _>(&mut toy(), &run, &optim, "", None, &mut full, &device).unwrap();
+
+        // First leg: the same 6-step run (same schedule), interrupted after the step-3
+        // checkpoint; second leg: a fresh process resuming from that checkpoint.
+        let mut first = MemorySink::default();
+        let mut t = toy();
+        struct Stop<'a>(&'a mut MemorySink);
+        impl RunSink for Stop<'_> {
+            fn now(&self) -> f64 {
+                0.0
+            }
+            fn log(&mut self, r: &serde_json::Value) -> Result<()> {
+                self.0.log(r)
+            }
+            fn save(&mut self, n: &str, c: &Checkpoint) -> Result<()> {
+                self.0.save(n, c)?;
+                // Simulate a crash right after the step-3 checkpoint.
+                Err(Error::invalid("interrupted"))
+            }
+        }
+        let e = train::<AB, _>(
+            &mut t,
+            &run,
+            &optim,
+            "",
+            None,
+            &mut Stop(&mut first),
+            &device,
+        );
+        assert!(e.is_err());
+        let ck = first.checkpoints[0].1.clone();
+        assert_eq!(ck.meta.step, 3);
+        let ck = Checkpoint::from_bytes("mem", &ck.to_bytes().unwrap()).unwrap();
+        let mut second = MemorySink::default();
+        train::<AB, _>(
+            &mut toy(),
+            &run,
+            &optim,
+            "",
+            Some(&ck),
+            &mut second,
+            &device,
+        )
+        .unwrap();
+        let mut joined = losses(&first);
+        joined.extend(losses(&second));
+        assert_eq!(joined, losses(&full));
+    }
+
+    #[test]
+    fn loss_falls_and_clipping_bounds_the_step() {
+        let device = Default::default();
+        let (run, optim) = cfgs(40);
+        let mut sink = MemorySink::default();
+        let s = train::<AB, _>(&mut toy(), &run, &optim, "", None, &mut sink, &device).unwrap();
+        let l = losses(&sink);
+        let first: f64 = l[..5].iter().map(|r| r.1).sum::<f64>() / 5.0;
+        let last: f64 = l[35..].iter().map(|r| r.1).sum::<f64>() / 5.0;
+        assert!(last < 0.8 * first, "loss {first} -> {last}");
+        assert_eq!(s.steps, 40);
+    }
+
+    #[test]
+    fn global_clipping_scales_to_max_norm() {
+        let device = Default::default();
+        let model: Lin<AB> = Lin {
+            lin: LinearConfig::new(3, 2).init(&device),
+        };
+        let x = Tensor::<AB, 2>::ones([4, 3], &device).mul_scalar(10.0);
+        let loss = model.lin.forward(x).powi_scalar(2).sum();
+        let mut grads = GradientsParams::from_grads::<AB, _>(loss.backward(), &model);
+        let g0 = clip_global_norm::<AB, _>(&model, &mut grads, 0.5);
+        assert!(g0 > 0.5);
+        let g1 = clip_global_norm::<AB, _>(&model, &mut grads, 0.0);
+        assert!((g1 - 0.5).abs() < 1e-5, "{g1}");
+    }
+}
