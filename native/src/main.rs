@@ -23,6 +23,12 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Spectrum of a world's positive-pair kernel, its gap and the two-modality bounds.
     Spectral(cmd::spectral::Args),
+    /// PRH alignment metrics between two embedding files (mutual k-NN, CKA, CKNNA, ...).
+    Metrics(cmd::metrics::Args),
+    /// Fit the rotation between two embedding sets on pairs; retrieval on held-out pairs.
+    Align(cmd::align::Args),
+    /// Pair-free matching: recover the pairing from the two geometries alone.
+    Match(cmd::matching::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -40,5 +46,8 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Spectral(args) => cmd::spectral::run(args),
+        Command::Metrics(args) => cmd::metrics::run(args),
+        Command::Align(args) => cmd::align::run(args),
+        Command::Match(args) => cmd::matching::run(args),
     }
 }

@@ -1,3 +1,6 @@
 //! One module per subcommand.
+pub mod align;
 pub mod demo;
+pub mod matching;
+pub mod metrics;
 pub mod spectral;
