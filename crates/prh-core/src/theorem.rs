@@ -20,7 +20,7 @@
 //!      2 min(sqrt(d) ||E||_op, ||E||_F) / min(lambda_{r-1}(K_1) - lambda_r(K_1),
 //!      lambda_s(K_1) - lambda_{s+1}(K_1)) for the window r..s (lambda_0 = +inf,
 //!      lambda_{n+1} = -inf); it also bounds the operator norm since ||.||_op <= ||.||_F.
-//!    A gap delta <= 0 makes a bound inapplicable: it is reported as `None` ("n/a"), never
+//!    A gap delta <= 0 (numerically: <= `GAP_TOL`) makes a bound inapplicable: it is reported as `None` ("n/a"), never
 //!    as a number. An infinite gap (window = everything) gives the bound 0.
 
 use crate::kernel::Kernel;
@@ -61,9 +61,14 @@ pub struct SubspaceComparison {
     pub shared_trivial: bool,
 }
 
-/// A bound num / gap: None when the gap is not positive, 0 when it is infinite.
+/// Gaps at or below this are treated as zero: eigenvalues of an n x n kernel carry an
+/// absolute error of about n * 1e-16, so a computed gap of 1e-16 is a tie, not a separation
+/// (dividing by it would print a meaningless "bound").
+pub const GAP_TOL: f64 = 1e-10;
+
+/// A bound num / gap: None when the gap is not above [`GAP_TOL`], 0 when it is infinite.
 fn bound(num: f64, gap: f64) -> Option<f64> {
-    if gap > 0.0 {
+    if gap > GAP_TOL {
         Some(if gap.is_infinite() { 0.0 } else { num / gap })
     } else {
         None
@@ -284,4 +289,304 @@ pub fn cross_modal(
         weights,
         states,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pair_graph::{from_adjacency, random_pi};
+    use crate::world::{Preset, PresetSpec};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn sorted_desc(mut v: Vec<f64>) -> Vec<f64> {
+        v.sort_by(|a, b| b.total_cmp(a));
+        v
+    }
+
+    fn assert_close(a: &[f64], b: &[f64], tol: f64) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < tol, "{x} vs {y}\n{a:?}\n{b:?}");
+        }
+    }
+
+    /// Reference values from numpy (LAPACK eigh), /tmp script:
+    /// ```python
+    /// import numpy as np
+    /// A1 = np.array([[4,2,0,1,0],[2,3,1,0,0],[0,1,5,2,1],[1,0,2,2,3],[0,0,1,3,6]], float)
+    /// A2 = np.array([[5,1,0,1,1],[1,3,2,0,0],[0,2,4,2,0],[1,0,2,3,2],[1,0,0,2,5]], float)
+    /// def kern(A):
+    ///     P = A / A.sum(); p = P.sum(1); return P / np.sqrt(np.outer(p, p)), p
+    /// K1, p1 = kern(A1); K2, p2 = kern(A2)
+    /// l1, V1 = np.linalg.eigh(K1); l1, V1 = l1[::-1], V1[:, ::-1]
+    /// l2, V2 = np.linalg.eigh(K2); l2, V2 = l2[::-1], V2[:, ::-1]
+    /// E = K2 - K1
+    /// for s, d in [(0, 2), (1, 2)]:
+    ///     U1, U2 = V1[:, s:s+d], V2[:, s:s+d]
+    ///     sin = np.sqrt(np.clip(1 - np.linalg.svd(U2.T @ U1, compute_uv=False)**2, 0, None))
+    ///     dk = l1[s+d-1] - l2[s+d]
+    ///     if s > 0: dk = min(dk, l2[s-1] - l1[s])
+    ///     yg = l1[s+d-1] - l1[s+d]
+    ///     if s > 0: yg = min(yg, l1[s-1] - l1[s])
+    ///     EU = E @ U1
+    ///     print(sin.max(), np.linalg.norm(sin), np.linalg.norm(EU, 2)/dk, np.linalg.norm(EU)/dk,
+    ///           2*min(np.sqrt(d)*np.linalg.norm(E, 2), np.linalg.norm(E))/yg)
+    /// ```
+    #[test]
+    fn reference_values_match_numpy() {
+        let a1 = [
+            [4., 2., 0., 1., 0.],
+            [2., 3., 1., 0., 0.],
+            [0., 1., 5., 2., 1.],
+            [1., 0., 2., 2., 3.],
+            [0., 0., 1., 3., 6.],
+        ];
+        let a2 = [
+            [5., 1., 0., 1., 1.],
+            [1., 3., 2., 0., 0.],
+            [0., 2., 4., 2., 0.],
+            [1., 0., 2., 3., 2.],
+            [1., 0., 0., 2., 5.],
+        ];
+        let pi = |a: [[f64; 5]; 5]| {
+            from_adjacency(Matrix::from_fn(5, 5, |i, j| a[i][j]).as_ref()).unwrap()
+        };
+        let (k1, s1) = analyse(&pi(a1)).unwrap();
+        let (k2, s2) = analyse(&pi(a2)).unwrap();
+        assert_close(
+            &s1.values,
+            &[
+                1.0,
+                0.7955582435719276,
+                0.48827382856403206,
+                0.23667478793345345,
+                -0.04352273308528654,
+            ],
+            1e-9,
+        );
+        assert_close(
+            &s2.values,
+            &[
+                1.0,
+                0.7251736962053357,
+                0.5645846219516902,
+                0.3123311648421375,
+                0.02291051700083658,
+            ],
+            1e-9,
+        );
+        let expect = [
+            (
+                false,
+                [
+                    0.8968098633916284,
+                    0.8974522855265602,
+                    1.066216235886201,
+                    1.0710868251378782,
+                    2.7959785596041624,
+                ],
+            ),
+            (
+                true,
+                [
+                    0.3992664856059985,
+                    0.40486465696676033,
+                    1.607982876574639,
+                    1.981381199514196,
+                    4.2024714083536905,
+                ],
+            ),
+        ];
+        for (skip, e) in expect {
+            let c = compare(&k1, &s1, &k2, &s2, 2, skip).unwrap();
+            assert!(!c.shared_trivial);
+            let got = [
+                c.sin_theta_op,
+                c.sin_theta_fro,
+                c.davis_kahan_bound.unwrap(),
+                c.davis_kahan_bound_fro.unwrap(),
+                c.yws_bound.unwrap(),
+            ];
+            assert_close(&got, &e, 1e-9);
+        }
+    }
+
+    #[test]
+    fn rotation_theorem_holds_to_round_off_for_a_shared_pi() {
+        // Modality 2 renders the same states in another order (g_2 = g_1 composed with a
+        // permutation): same Pi up to relabelling, so F_1 = F_2 Q after re-pairing rows.
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for trial in 0..5 {
+            let n = 20 + 5 * trial;
+            let pi1 = random_pi(n, 0.3, 100 + trial as u64);
+            let mut perm: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                perm.swap(i, rng.random_range(0..=i));
+            }
+            let pi2 = Matrix::from_fn(n, n, |i, j| pi1[(perm[i], perm[j])]);
+            let (_, s1) = analyse(&pi1).unwrap();
+            let (_, s2) = analyse(&pi2).unwrap();
+            let d = 3 + trial;
+            assert!(
+                s1.gap(d, true).unwrap().unwrap() > 1e-6,
+                "needs a gap for uniqueness"
+            );
+            let f1 = s1.embedding(d, true).unwrap();
+            let f2 = s2.embedding(d, true).unwrap();
+            // Row i of f2 is state perm[i]: bring it back to state order.
+            let mut f2_by_state = Matrix::zeros(n, d);
+            for i in 0..n {
+                for j in 0..d {
+                    f2_by_state[(perm[i], j)] = f2[(i, j)];
+                }
+            }
+            let fit = procrustes::fit(f1.as_ref(), f2_by_state.as_ref()).unwrap();
+            assert!(
+                fit.relative_residual < 1e-9,
+                "residual {}",
+                fit.relative_residual
+            );
+        }
+    }
+
+    #[test]
+    fn two_modalities_align_under_good_views_and_not_under_bad_views() {
+        let world = World::preset(&PresetSpec {
+            preset: Preset::Scenes,
+            n: 12,
+            seed: 3,
+            ..PresetSpec::default()
+        })
+        .unwrap();
+        let good = cross_modal(&world, (0, Views::Good), (1, Views::Good), 4, true).unwrap();
+        assert!(good.check.relative_residual < 1e-9, "{:?}", good.check);
+        let qtq = good.q.transpose() * &good.q;
+        assert!((qtq - Matrix::identity(4, 4)).norm_l2() < 1e-9);
+        let bad = cross_modal(&world, (0, Views::Bad), (1, Views::Bad), 4, true).unwrap();
+        assert!(bad.check.relative_residual > 0.1, "{:?}", bad.check);
+    }
+
+    /// Grid world K_W has eigenvalues 1 - rho + rho m / 3 with multiplicity
+    /// sum over attribute sets A with |A| = m of prod_{a not in A} (n_a - 1).
+    fn grid_kw_eigenvalues(shape: [usize; 3], rho: f64) -> Vec<f64> {
+        let mut out = Vec::new();
+        for mask in 0..8u32 {
+            let m = mask.count_ones() as f64;
+            let mult: usize = (0..3)
+                .filter(|a| mask & (1 << a) == 0)
+                .map(|a| shape[a] - 1)
+                .product();
+            out.extend(std::iter::repeat_n(1.0 - rho + rho * m / 3.0, mult));
+        }
+        sorted_desc(out)
+    }
+
+    #[test]
+    fn view_spectra_have_their_closed_forms() {
+        let spec = PresetSpec {
+            preset: Preset::Grid,
+            n: 18,
+            nuisances: 3,
+            relatedness: 0.6,
+            ..PresetSpec::default()
+        };
+        let world = World::preset(&spec).unwrap();
+        let kw = grid_kw_eigenvalues(crate::world::grid_shape(18), 0.6);
+        let u = 3;
+        let eig = |v: Views| {
+            analyse(&pair_matrix(&world, 0, v).unwrap())
+                .unwrap()
+                .1
+                .values
+        };
+        let good: Vec<f64> = kw
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(0.0, kw.len() * (u - 1)))
+            .collect();
+        assert_close(&eig(Views::Good), &sorted_desc(good), 1e-12);
+        let bad: Vec<f64> = kw.iter().flat_map(|&l| std::iter::repeat_n(l, u)).collect();
+        assert_close(&eig(Views::Bad), &sorted_desc(bad), 1e-12);
+        let alpha = 0.3;
+        let mix: Vec<f64> = kw
+            .iter()
+            .flat_map(|&l| std::iter::once(l).chain(std::iter::repeat_n(alpha * l, u - 1)))
+            .collect();
+        assert_close(&eig(Views::Mix { alpha }), &sorted_desc(mix), 1e-12);
+        let tau = 0.4;
+        // (1 - tau) K_W + tau sqrt(p) sqrt(p)^T keeps 1 and scales the rest; ⊗ I_U repeats.
+        let nt: Vec<f64> = kw
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &l)| std::iter::repeat_n(if i == 0 { 1.0 } else { (1.0 - tau) * l }, u))
+            .collect();
+        assert_close(
+            &eig(Views::NextToken { drift: tau }),
+            &sorted_desc(nt),
+            1e-12,
+        );
+    }
+
+    #[test]
+    fn bounds_are_never_below_the_measured_distance() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2024);
+        let (mut applicable, mut cases) = (0, 0);
+        let mut check = |c: &SubspaceComparison, what: &str| {
+            cases += 1;
+            let slack = 1e-10;
+            for (b, m, name) in [
+                (c.davis_kahan_bound, c.sin_theta_op, "DK op"),
+                (c.davis_kahan_bound_fro, c.sin_theta_fro, "DK fro"),
+                (c.yws_bound, c.sin_theta_fro, "YWS fro"),
+                (c.yws_bound, c.sin_theta_op, "YWS op"),
+            ] {
+                if let Some(b) = b {
+                    applicable += 1;
+                    assert!(
+                        b + slack >= m,
+                        "{name} bound {b} < measured {m} ({what}): {c:?}"
+                    );
+                }
+            }
+        };
+        // Unrelated marginals: Pi_2 = (1 - eps) Pi_1 + eps Pi_random.
+        for trial in 0..1000u64 {
+            let n = rng.random_range(3..30);
+            let eps = [1e-3, 1e-2, 0.1, 0.5, 1.0][rng.random_range(0..5)];
+            let pi1 = random_pi(n, rng.random_range(0.1..0.9), trial);
+            let pi2 = &pi1 * (1.0 - eps) + random_pi(n, 0.5, 10_000 + trial) * eps;
+            let (k1, s1) = analyse(&pi1).unwrap();
+            let (k2, s2) = analyse(&pi2).unwrap();
+            let skip = rng.random_bool(0.5);
+            let d = rng.random_range(1..n - usize::from(skip));
+            check(
+                &compare(&k1, &s1, &k2, &s2, d, skip).unwrap(),
+                &format!("random n={n} eps={eps} d={d}"),
+            );
+        }
+        // Shared marginals (deflated Davis–Kahan when skipping): good vs mixtures of presets.
+        for trial in 0..200u64 {
+            let preset = Preset::ALL[rng.random_range(0..4)];
+            let spec = PresetSpec {
+                preset,
+                n: rng.random_range(4..14),
+                seed: trial,
+                nuisances: rng.random_range(1..4),
+                ..PresetSpec::default()
+            };
+            let world = World::preset(&spec).unwrap();
+            let alpha = rng.random_range(0.0..1.0);
+            let nobs = world.n() * world.modalities[0].q.len();
+            let skip = rng.random_bool(0.5);
+            let d = rng.random_range(1..nobs.max(2) - usize::from(skip)).max(1);
+            let v = compare_views(&world, 0, Views::Good, Views::Mix { alpha }, d, skip).unwrap();
+            assert!(v.subspace.shared_trivial);
+            check(&v.subspace, &format!("{spec:?} alpha={alpha} d={d}"));
+        }
+        assert!(
+            applicable > cases,
+            "too few cases with a positive gap: {applicable} of {cases}"
+        );
+    }
 }

@@ -1,4 +1,294 @@
-//! placeholder
+//! `prh-native spectral`: the spectrum of a world's positive-pair kernel K = D^-1/2 Pi D^-1/2,
+//! its gap, the optimal representation F = D^-1/2 U_d, and (with a second kernel) the
+//! measured sin-theta next to the Davis–Kahan and Yu–Wang–Samworth bounds (paper §2).
+//!
+//! ```text
+//! $ prh-native spectral --world clusters --n 9 --dim 3 --views mix --alpha 0.3
+//! $ prh-native spectral --world scenes --dim 4 --skip-trivial --views2 bad --json
+//! $ prh-native spectral --pi a.npy --pi2 b.npy --dim 2 --save-embedding f.npy
+//! ```
+
+use anyhow::{Context, Result, bail};
+use npyz::WriterBuilder;
+use prh_core::linalg::{Matrix, to_row_major};
+use prh_core::pair_graph::{self, Views};
+use prh_core::theorem::{self, SubspaceComparison};
+use prh_core::world::{Preset, PresetSpec, World};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Spectrum of a positive-pair kernel, its gap, and the two-kernel sin-theta bounds.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
-pub fn run(_a: Args) -> anyhow::Result<()> { Ok(()) }
+#[command(group(clap::ArgGroup::new("source").required(true).args(["world", "pi"])))]
+pub struct Args {
+    /// World: a preset (clusters, ring, grid, scenes) or a JSON world file (*.json).
+    #[arg(long)]
+    pub world: Option<String>,
+    /// Positive-pair matrix Pi as .npy (f32/f64, square, symmetric, >= 0, sums to 1).
+    #[arg(long)]
+    pub pi: Option<PathBuf>,
+    /// Number of states of a preset (grid and scenes round it to a product of three sizes).
+    #[arg(long, default_value_t = 12)]
+    pub n: usize,
+    /// Seed of the preset (p(z), q(u), cluster sizes).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Nuisance values per rendering for single-modality presets (1 = none).
+    #[arg(long, default_value_t = 2)]
+    pub nuisances: usize,
+    /// Number of clusters for `clusters` (default round(sqrt(n))).
+    #[arg(long)]
+    pub clusters: Option<usize>,
+    /// Unevenness of p and q in [0, 1): 0 = uniform.
+    #[arg(long, default_value_t = 0.5)]
+    pub skew: f64,
+    /// Probability that a pair's second view shows a related state, in [0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    pub relatedness: f64,
+    /// Index of the modality whose observations the kernel is over.
+    #[arg(long, default_value_t = 0)]
+    pub modality: usize,
+    /// Positive pairs: good, bad, next-token or mix.
+    #[arg(long, default_value = "good")]
+    pub views: String,
+    /// Share of bad pairs for `--views mix` (0 = good, 1 = bad).
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f64,
+    /// Probability that a next-token continuation drifts off the state.
+    #[arg(long, default_value_t = 0.5)]
+    pub drift: f64,
+    /// Dimension d of the representation.
+    #[arg(long, default_value_t = 3)]
+    pub dim: usize,
+    /// Take the top d eigenvectors after the trivial one (sqrt(p), a constant feature).
+    #[arg(long)]
+    pub skip_trivial: bool,
+    /// Second Pi (.npy) over the same states: measure sin-theta and the bounds against it.
+    #[arg(long, conflicts_with = "views2")]
+    pub pi2: Option<PathBuf>,
+    /// Second view kind for the same world: sin-theta and bounds within `--modality`, and the
+    /// cross-modal rotation check uses it for modality 1.
+    #[arg(long)]
+    pub views2: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write F = D^-1/2 U_d (float64, [n, d]) to this .npy file.
+    #[arg(long)]
+    pub save_embedding: Option<PathBuf>,
+}
+
+/// Writes a matrix as a C-order float64 .npy file.
+pub fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[m.nrows() as u64, m.ncols() as u64])
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .with_context(|| format!("writing {}", path.display()))?;
+    w.extend(to_row_major(m.as_ref()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    w.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn load_world(args: &Args, name: &str) -> Result<World> {
+    if name.ends_with(".json") || Path::new(name).is_file() {
+        return Ok(World::load_json(Path::new(name))?);
+    }
+    let spec = PresetSpec {
+        preset: Preset::parse(name)?,
+        n: args.n,
+        seed: args.seed,
+        nuisances: args.nuisances,
+        clusters: args.clusters,
+        skew: args.skew,
+        relatedness: args.relatedness,
+    };
+    Ok(World::preset(&spec)?)
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map_or("n/a (gap <= 0)".to_string(), |v| format!("{v:.6}"))
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let views = Views::parse(&args.views, args.alpha, args.drift)?;
+    let views2 = args
+        .views2
+        .as_deref()
+        .map(|v| Views::parse(v, args.alpha, args.drift))
+        .transpose()?;
+    let world = args
+        .world
+        .as_deref()
+        .map(|w| load_world(&args, w))
+        .transpose()?;
+    let (pi, source, names) = match (&world, &args.pi) {
+        (Some(w), _) => {
+            let pi = pair_graph::pair_matrix(w, args.modality, views)?;
+            (
+                pi,
+                format!(
+                    "{} · {} · {}",
+                    w.name,
+                    w.modality(args.modality)?.name,
+                    views.label()
+                ),
+                pair_graph::observation_names(w, args.modality)?,
+            )
+        }
+        (None, Some(path)) => {
+            let pi = pair_graph::load_pi_npy(path)?;
+            let names = (0..pi.nrows()).map(|i| i.to_string()).collect();
+            (pi, path.display().to_string(), names)
+        }
+        (None, None) => bail!("give --world PRESET|FILE.json or --pi FILE.npy"),
+    };
+    let (k1, s1) = theorem::analyse(&pi)?;
+    let d = args.dim;
+    let gap = s1.gap(d, args.skip_trivial)?;
+    let summary = s1.summary(d);
+    if let Some(path) = &args.save_embedding {
+        write_npy(path, &s1.embedding(d, args.skip_trivial)?)?;
+    }
+
+    let second = match (&args.pi2, views2, &world) {
+        (Some(path), _, _) => Some((pair_graph::load_pi_npy(path)?, path.display().to_string())),
+        (None, Some(v), Some(w)) => {
+            Some((pair_graph::pair_matrix(w, args.modality, v)?, v.label()))
+        }
+        (None, Some(_), None) => {
+            bail!("--views2 needs --world (a .npy Pi has no view kinds); use --pi2")
+        }
+        (None, None, _) => None,
+    };
+    let comparison: Option<(SubspaceComparison, Vec<f64>, String)> = match second {
+        Some((pi2, label)) => {
+            let (k2, s2) =
+                theorem::analyse(&pi2).with_context(|| format!("second kernel ({label})"))?;
+            let c = theorem::compare(&k1, &s1, &k2, &s2, d, args.skip_trivial)
+                .with_context(|| format!("comparing with {label}"))?;
+            Some((c, s2.values, label))
+        }
+        None => None,
+    };
+    let rotation = match &world {
+        Some(w) if w.modalities.len() >= 2 => Some(
+            theorem::cross_modal(
+                w,
+                (0, views),
+                (1, views2.unwrap_or(views)),
+                d,
+                args.skip_trivial,
+            )?
+            .check,
+        ),
+        _ => None,
+    };
+
+    if args.json {
+        let mut out = json!({
+            "source": source,
+            "n": s1.n(),
+            "d": d,
+            "skip_trivial": args.skip_trivial,
+            "eigenvalues": summary.eigenvalues,
+            "p": s1.p,
+            "gap": gap,
+            "gap_with_trivial": summary.gap_with_trivial,
+            "gap_without_trivial": summary.gap_without_trivial,
+            "trivial_index": s1.trivial_index,
+            "names": names,
+        });
+        if let (Some((c, values2, label)), Value::Object(map)) = (&comparison, &mut out) {
+            if let Value::Object(cmp) = serde_json::to_value(c)? {
+                map.extend(cmp);
+            }
+            map.insert("eigenvalues2".into(), json!(values2));
+            map.insert("second".into(), json!(label));
+        }
+        if let (Some(r), Value::Object(map)) = (&rotation, &mut out) {
+            map.insert("rotation".into(), serde_json::to_value(r)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+
+    println!(
+        "{source}: {} observations, d = {d}{}",
+        s1.n(),
+        if args.skip_trivial {
+            " after the trivial pair"
+        } else {
+            ""
+        }
+    );
+    let w = s1.window(d, args.skip_trivial)?;
+    let shown = s1.n().min(w.end + 8);
+    println!("{:>5}  {:>10}  {}", "#", "eigenvalue", "");
+    for j in 0..shown {
+        let mut tag = String::new();
+        if j == s1.trivial_index {
+            tag.push_str("trivial (sqrt p) ");
+        }
+        if w.contains(&j) {
+            tag.push_str("top-d");
+        }
+        println!("{j:>5}  {:>10.6}  {tag}", s1.values[j]);
+        if j + 1 == w.end {
+            println!(
+                "{:>5}  {:>10}  gap {}",
+                "",
+                "---",
+                gap.map_or("(none: window reaches n)".into(), |g| format!("{g:.6}"))
+            );
+        }
+    }
+    if shown < s1.n() {
+        println!(
+            "{:>5}  ... {} more, smallest {:.6}",
+            "",
+            s1.n() - shown,
+            s1.values[s1.n() - 1]
+        );
+    }
+    println!(
+        "gap with trivial: {}   without trivial: {}",
+        fmt_opt(summary.gap_with_trivial),
+        fmt_opt(summary.gap_without_trivial)
+    );
+    if let Some((c, _, label)) = &comparison {
+        println!(
+            "\nagainst {label}: ||K2 - K1||_op = {:.6}, ||K2 - K1||_F = {:.6}",
+            c.e_op, c.e_fro
+        );
+        println!("{:<28} {:>12} {:>12}", "", "operator", "Frobenius");
+        println!(
+            "{:<28} {:>12.6} {:>12.6}",
+            "measured sin-theta", c.sin_theta_op, c.sin_theta_fro
+        );
+        println!(
+            "{:<28} {:>12} {:>12}",
+            format!("Davis–Kahan (delta {:.4})", c.davis_kahan_gap),
+            fmt_opt(c.davis_kahan_bound),
+            fmt_opt(c.davis_kahan_bound_fro)
+        );
+        println!(
+            "{:<28} {:>12} {:>12}",
+            format!("Yu–Wang–Samworth (gap {:.4})", c.yws_gap),
+            fmt_opt(c.yws_bound),
+            fmt_opt(c.yws_bound)
+        );
+    }
+    if let Some(r) = &rotation {
+        println!(
+            "\nrotation theorem: {} ({}) vs {} ({}): Procrustes relative residual {:.3e}",
+            r.modalities[0], r.views[0], r.modalities[1], r.views[1], r.relative_residual
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! `prh-native bench`: benchmarks printed side by side with a reference implementation
+//! measured in the same run. Never a test: timings vary with the machine.
+//!
+//! ```text
+//! $ prh-native bench eigen --sizes 250,500,1000,2000 --repeats 3
+//! ```
+//! Other helpers add their benchmarks as further variants of [`Bench`].
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use prh_core::kernel::Kernel;
+use prh_core::linalg::sym_eigen;
+use prh_core::pair_graph::random_pi;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// The available benchmarks (`prh-native bench <name>`).
+#[derive(Subcommand, Debug)]
+pub enum Bench {
+    /// Full symmetric eigendecomposition of kernels K (faer) vs numpy.linalg.eigh (LAPACK).
+    Eigen(EigenArgs),
+}
+
+/// Options of `bench eigen`.
+#[derive(clap::Args, Debug)]
+pub struct EigenArgs {
+    /// Matrix sizes n, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "250,500,1000,2000")]
+    pub sizes: Vec<usize>,
+    /// Timed runs per size (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Seed of the random positive-pair graphs the kernels are built from.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Python interpreter with numpy.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// The numpy reference script.
+    #[arg(long, default_value = "benches/eigen_numpy.py")]
+    pub script: PathBuf,
+    /// BLAS/LAPACK threads for numpy (faer is built without rayon: one thread).
+    #[arg(long, default_value_t = 1)]
+    pub numpy_threads: usize,
+}
+
+pub fn run(bench: Bench) -> Result<()> {
+    match bench {
+        Bench::Eigen(a) => eigen(a),
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        0.5 * (xs[m - 1] + xs[m])
+    }
+}
+
+fn eigen(args: EigenArgs) -> Result<()> {
+    if args.repeats == 0 || args.sizes.is_empty() {
+        bail!("need --repeats >= 1 and at least one size");
+    }
+    if !args.script.is_file() {
+        bail!(
+            "{}: numpy reference script not found (run from the repository root or pass --script)",
+            args.script.display()
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("prh-bench-eigen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut rows = Vec::new();
+    let mut files = Vec::new();
+    for &n in &args.sizes {
+        // The kernel of a random sparse-ish positive-pair graph: the matrix `spectral` decomposes.
+        let k = Kernel::new(random_pi(n, 0.05, args.seed + n as u64).as_ref())?.k;
+        let path = dir.join(format!("k{n}.npy"));
+        super::spectral::write_npy(&path, &k)?;
+        sym_eigen(k.as_ref())?; // warm-up, as on the numpy side
+        let mut times = Vec::new();
+        let mut values = Vec::new();
+        for _ in 0..args.repeats {
+            let t0 = Instant::now();
+            values = sym_eigen(k.as_ref())?.values;
+            times.push(t0.elapsed().as_secs_f64());
+        }
+        eprintln!("faer n = {n}: {:.4} s", median(times.clone()));
+        rows.push((n, median(times), values));
+        files.push(path);
+    }
+    let threads = args.numpy_threads.to_string();
+    let out = Command::new(&args.python)
+        .arg(&args.script)
+        .arg("--repeats")
+        .arg(args.repeats.to_string())
+        .args(&files)
+        .env("OMP_NUM_THREADS", &threads)
+        .env("OPENBLAS_NUM_THREADS", &threads)
+        .env("MKL_NUM_THREADS", &threads)
+        .output()
+        .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
+    std::fs::remove_dir_all(&dir).ok();
+    if !out.status.success() {
+        bail!(
+            "numpy reference failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let reference: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("parsing the numpy reference's JSON")?;
+    let results = reference["results"]
+        .as_array()
+        .context("numpy reference: no `results`")?;
+    println!(
+        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; faer 0.24 (1 thread, {} build) vs numpy {} eigh ({}, {} thread(s))",
+        args.repeats,
+        if cfg!(debug_assertions) {
+            "dev"
+        } else {
+            "release"
+        },
+        reference["numpy"].as_str().unwrap_or("?"),
+        reference["blas"].as_str().unwrap_or("?"),
+        args.numpy_threads
+    );
+    println!(
+        "{:>6} {:>12} {:>12} {:>12} {:>12}",
+        "n", "faer (s)", "numpy (s)", "faer/numpy", "max |dlam|"
+    );
+    for ((n, t, values), r) in rows.iter().zip(results) {
+        let tn = r["median_s"]
+            .as_f64()
+            .context("numpy reference: no median_s")?;
+        let theirs: Vec<f64> = r["eigenvalues"]
+            .as_array()
+            .context("numpy reference: no eigenvalues")?
+            .iter()
+            .filter_map(|v| v.as_f64())
+            .collect();
+        if theirs.len() != values.len() {
+            bail!("numpy returned {} eigenvalues for n = {n}", theirs.len());
+        }
+        let diff = values
+            .iter()
+            .zip(&theirs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!("{n:>6} {t:>12.4} {tn:>12.4} {:>12.2} {diff:>12.2e}", t / tn);
+    }
+    Ok(())
+}
