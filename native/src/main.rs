@@ -23,6 +23,9 @@ enum Command {
     Demo(cmd::demo::Args),
     /// Spectrum of a world's positive-pair kernel, its gap and the two-modality bounds.
     Spectral(cmd::spectral::Args),
+    /// Benchmarks printed beside a reference (numpy) measured in the same run.
+    #[command(subcommand)]
+    Bench(cmd::bench::Bench),
     /// PRH alignment metrics between two embedding files (mutual k-NN, CKA, CKNNA, ...).
     Metrics(cmd::metrics::Args),
     /// Fit the rotation between two embedding sets on pairs; retrieval on held-out pairs.
@@ -46,6 +49,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Spectral(args) => cmd::spectral::run(args),
+        Command::Bench(bench) => cmd::bench::run(bench),
         Command::Metrics(args) => cmd::metrics::run(args),
         Command::Align(args) => cmd::align::run(args),
         Command::Match(args) => cmd::matching::run(args),

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub mod align;
+pub mod bench;
 pub mod demo;
 pub mod matching;
 pub mod metrics;
