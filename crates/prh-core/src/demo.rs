@@ -10,29 +10,18 @@
 //! [`crate::scene::SceneWorld`] and the comparison of learned embeddings with it. The CLI
 //! (`native/src/cmd/demo.rs`) drives training, progress and the report folder.
 
-use crate::linalg::{Matrix, op_norm, svd, sym_eigen};
-use crate::scene::{Modality, SceneWorld, ViewKind};
+use crate::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
+use crate::linalg::{Matrix, svd};
+use crate::preprocess::l2_normalize_rows;
+use crate::retrieval::align_and_rank;
+use crate::scene::{Modality, SceneWorld, View, ViewKind};
+use crate::spectrum::SpectrumSummary;
+use crate::theorem::analyse;
 use crate::{Error, Result};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-
-/// K = D^-1/2 Pi D^-1/2 with p = row sums of Pi (paper §2). The scene's Pi has p > 0
-/// everywhere by construction (every prior weight is >= 0.6 / sum), so no state is dropped.
-struct Kernel {
-    k: Matrix,
-    p: Vec<f64>,
-}
-
-impl Kernel {
-    fn new(pi: &Matrix) -> Kernel {
-        let n = pi.nrows();
-        let p: Vec<f64> = (0..n).map(|i| (0..n).map(|j| pi[(i, j)]).sum()).collect();
-        let r: Vec<f64> = p.iter().map(|x| 1.0 / x.sqrt()).collect();
-        Kernel {
-            k: Matrix::from_fn(n, n, |i, j| pi[(i, j)] * r[i] * r[j]),
-            p,
-        }
-    }
-}
 
 /// One modality's kernel under one view kind: spectrum, gap and predicted representation.
 #[derive(Debug, Clone, Serialize)]
@@ -43,9 +32,12 @@ pub struct ModalityTheory {
     pub kind: ViewKind,
     /// Leading eigenvalues of K (descending, the trivial 1 first), `d + 6` of them.
     pub eigenvalues: Vec<f64>,
-    /// lambda_d - lambda_{d+1} counting non-trivial eigenvalues only (paper §2: the optimum
-    /// is unique up to rotation when this is positive).
+    /// lambda_{d+1} - lambda_{d+2}: the gap after the top d non-trivial eigenvalues (paper
+    /// §2: the optimum is unique up to rotation when it is positive).
     pub gap: f64,
+    /// p(z, u) over augmented states.
+    #[serde(skip)]
+    pub p: Vec<f64>,
     /// F = D^-1/2 U_d over augmented states (z, u), trivial direction skipped: `[n_m, d]`.
     #[serde(skip)]
     pub f: Matrix,
@@ -55,7 +47,8 @@ pub struct ModalityTheory {
 }
 
 /// The two-modality comparison on the joint space Z x U_image x U_text (paper §2, the
-/// Davis–Kahan argument).
+/// Davis–Kahan argument), in the conventions of [`crate::theorem::compare`] with the
+/// trivial pair skipped (both kernels share p there).
 #[derive(Debug, Clone, Serialize)]
 pub struct CrossTheory {
     /// ||sin Theta(U_image, U_text)||_op: 0 when the predicted subspaces coincide.
@@ -64,10 +57,14 @@ pub struct CrossTheory {
     pub sin_theta_fro: f64,
     /// Principal angles between the two predicted subspaces, in degrees, ascending.
     pub principal_angles_deg: Vec<f64>,
-    /// ||(K_text - K_image) U_image||_op / (lambda_d(K_image) - lambda_{d+1}(K_text)),
-    /// `None` when the denominator is not positive (the bound says nothing).
+    /// ||K_text - K_image||_op.
+    pub e_op: f64,
+    /// ||K_text - K_image||_F.
+    pub e_fro: f64,
+    /// ||(K_text - K_image) U_image||_op / (lambda_d(K_image) - lambda_{d+1}(K_text));
+    /// `None` when the denominator is not positive.
     pub davis_kahan_bound: Option<f64>,
-    /// Yu–Wang–Samworth: 2 min(sqrt(d) ||E||_op, ||E||_F) / (lambda_d(K_image) - lambda_{d+1}(K_image)).
+    /// 2 min(sqrt(d) ||E||_op, ||E||_F) / Yu–Wang–Samworth gap of K_image; `None` if <= 0.
     pub yws_bound: Option<f64>,
 }
 
@@ -86,7 +83,8 @@ pub struct KindTheory {
     pub cross: CrossTheory,
 }
 
-/// K's spectrum, gap and F = D^-1/2 U_d for one modality and view kind (paper §2).
+/// K's spectrum, gap and F = D^-1/2 U_d for one modality and view kind, through the theory
+/// engine ([`crate::theorem::analyse`] on [`SceneWorld::pi`]; paper §2).
 ///
 /// # Shapes
 /// -> f, u `[|Z| |U_m|, d]`
@@ -96,44 +94,142 @@ pub fn modality_theory(
     kind: ViewKind,
     d: usize,
 ) -> Result<ModalityTheory> {
-    let kernel = Kernel::new(&world.pi(m, kind));
-    let n = kernel.p.len();
-    if d + 2 > n {
-        return Err(Error::invalid(format!(
-            "representation dimension d = {d} needs at least d + 2 states, world has {n}"
-        )));
-    }
-    let eig = sym_eigen(kernel.k.as_ref())?;
-    // Column 0 is the trivial pair (lambda = 1, sqrt(p)): a constant after D^-1/2, which
-    // centred embeddings cannot represent, so the top-d are columns 1..=d.
-    let u = Matrix::from_fn(n, d, |i, j| eig.vectors[(i, j + 1)]);
-    let f = Matrix::from_fn(n, d, |i, j| u[(i, j)] / kernel.p[i].sqrt());
+    let (kernel, spectrum) = analyse(&world.pi(m, kind))?;
+    let summary: SpectrumSummary = spectrum.summary(d);
+    let gap = spectrum
+        .gap(d, true)?
+        .ok_or_else(|| Error::invalid(format!("d = {d} leaves no eigenvalue after the window")))?;
     Ok(ModalityTheory {
         modality: m,
         kind,
-        eigenvalues: eig.values.iter().take(d + 6).copied().collect(),
-        gap: eig.values[d] - eig.values[d + 1],
-        f,
-        u,
+        eigenvalues: summary.eigenvalues.iter().take(d + 6).copied().collect(),
+        gap,
+        f: spectrum.embedding(d, true)?,
+        u: spectrum.top(d, true)?,
+        p: kernel.p,
     })
 }
 
-/// Lifts modality vectors over (z, u_m) to the joint space (z, u_i, u_t): the joint kernel
-/// is K_m (x) sqrt(q_o) sqrt(q_o)^T, whose top eigenvectors are v (x) sqrt(q_o) with the
-/// same eigenvalues (q_o = the other modality's nuisance prior).
-fn lift(world: &SceneWorld, m: Modality, v: &Matrix) -> Matrix {
-    let (ni, nt) = (
-        world.q(Modality::Image).len(),
-        world.q(Modality::Text).len(),
+/// One joint eigenspace of both kernels: K_image and K_text on Z x U_i x U_t are
+/// Kronecker products of per-factor kernels v I + (1 - v) sqrt(p) sqrt(p)^T that share
+/// their eigenvectors (sqrt(p_f) and its complement, the same p_f for both), so they are
+/// diagonal in one basis, indexed by the subset S of factors taking a non-trivial vector.
+struct Block {
+    /// prod_{f in S} (n_f - 1).
+    mult: usize,
+    /// Eigenvalue under K_image: prod_{f in S} a_f.
+    a: f64,
+    /// Eigenvalue under K_text.
+    b: f64,
+}
+
+fn joint_blocks(world: &SceneWorld, kind: ViewKind) -> Vec<Block> {
+    let (vi, vt) = (
+        world.visibility(Modality::Image),
+        world.visibility(Modality::Text),
     );
-    let (qi, qt) = (world.q(Modality::Image), world.q(Modality::Text));
-    Matrix::from_fn(world.n_states() * ni * nt, v.ncols(), |r, c| {
-        let (z, ui, ut) = (r / (ni * nt), (r / nt) % ni, r % nt);
-        match m {
-            Modality::Image => v[(z * ni + ui, c)] * qt[ut].sqrt(),
-            Modality::Text => v[(z * nt + ut, c)] * qi[ui].sqrt(),
+    let bad = kind == ViewKind::Bad;
+    // (n_f, a_f, b_f): the 4 state factors, then the image and the text nuisance.
+    let mut factors: Vec<(usize, f64, f64)> = (0..4)
+        .map(|f| (world.config.cardinality[f], vi.factors[f], vt.factors[f]))
+        .collect();
+    factors.push((
+        world.q(Modality::Image).len(),
+        if bad { vi.nuisance } else { 0.0 },
+        0.0,
+    ));
+    factors.push((
+        world.q(Modality::Text).len(),
+        0.0,
+        if bad { vt.nuisance } else { 0.0 },
+    ));
+    (1..1usize << factors.len())
+        .map(|set| {
+            let chosen = factors
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| set & (1 << i) != 0);
+            chosen.fold(
+                Block {
+                    mult: 1,
+                    a: 1.0,
+                    b: 1.0,
+                },
+                |acc, (_, &(n, a, b))| Block {
+                    mult: acc.mult * (n - 1),
+                    a: acc.a * a,
+                    b: acc.b * b,
+                },
+            )
+        })
+        .collect()
+}
+
+/// How many of each block's dimensions a top-d window takes (blocks sorted by `key`
+/// descending; a window ending inside a degenerate block takes part of it), and the
+/// eigenvalues at positions d and d + 1 of the non-trivial spectrum.
+fn window(blocks: &[Block], key: impl Fn(&Block) -> f64, d: usize) -> (Vec<usize>, f64, f64, f64) {
+    let mut order: Vec<usize> = (0..blocks.len()).collect();
+    order.sort_by(|&i, &j| key(&blocks[j]).total_cmp(&key(&blocks[i])));
+    let mut taken = vec![0; blocks.len()];
+    let (mut left, mut last, mut next) = (d, f64::NAN, f64::NEG_INFINITY);
+    for &i in &order {
+        if left == 0 {
+            next = key(&blocks[i]);
+            break;
         }
-    })
+        taken[i] = blocks[i].mult.min(left);
+        left -= taken[i];
+        last = key(&blocks[i]);
+        if taken[i] < blocks[i].mult {
+            // The window ends inside a degenerate block: no gap.
+            next = last;
+            break;
+        }
+    }
+    let first = order.first().map_or(f64::NAN, |&i| key(&blocks[i]));
+    (taken, first, last, next)
+}
+
+/// Image vs text on the joint space in closed form (see [`Block`]): principal angles are 0
+/// for shared eigenspaces and 90 degrees otherwise; E = K_text - K_image is diagonal with
+/// entries b - a. Dense equivalent: [`crate::theorem::compare`] on
+/// [`SceneWorld::pi_joint`] (equal to 1e-9 in the tests), which needs three O(n^3)
+/// decompositions of an n = 3072 matrix for the demo world; this needs none.
+pub fn cross_theory(world: &SceneWorld, kind: ViewKind, d: usize) -> CrossTheory {
+    let blocks = joint_blocks(world, kind);
+    let (t1, top1, last1, next1) = window(&blocks, |b| b.a, d);
+    let (t2, _, _, next2) = window(&blocks, |b| b.b, d);
+    let shared: usize = t1.iter().zip(&t2).map(|(x, y)| x.min(y)).sum();
+    let mut angles = vec![0.0; shared];
+    angles.extend(std::iter::repeat_n(90.0, d - shared));
+    let diff = |b: &Block| (b.b - b.a).abs();
+    let e_op = blocks.iter().map(diff).fold(0.0, f64::max);
+    let e_fro = blocks
+        .iter()
+        .map(|b| b.mult as f64 * diff(b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let eu_op = blocks
+        .iter()
+        .zip(&t1)
+        .filter(|(_, t)| **t > 0)
+        .map(|(b, _)| diff(b))
+        .fold(0.0, f64::max);
+    let dk_gap = last1 - next2;
+    // YWS: the window sits below the trivial eigenvalue 1, so its gap is the smaller of the
+    // separations above and below it.
+    let yws_gap = (last1 - next1).min(1.0 - top1);
+    let bound = |num: f64, gap: f64| (gap > 0.0).then(|| num / gap);
+    CrossTheory {
+        sin_theta_op: if shared < d { 1.0 } else { 0.0 },
+        sin_theta_fro: ((d - shared) as f64).sqrt(),
+        principal_angles_deg: angles,
+        e_op,
+        e_fro,
+        davis_kahan_bound: bound(eu_op, dk_gap),
+        yws_bound: bound(2.0 * ((d as f64).sqrt() * e_op).min(e_fro), yws_gap),
+    }
 }
 
 /// Principal angles between the column spaces of two orthonormal `[n, d]` matrices:
@@ -150,40 +246,282 @@ pub fn principal_angles(u1: &Matrix, u2: &Matrix) -> Result<(f64, f64, Vec<f64>)
 }
 
 /// The full theory of one view kind: both modalities' spectra and F, and the sin-theta
-/// distance between their predicted subspaces next to the Davis–Kahan and Yu–Wang–Samworth
-/// bounds, all on the joint space (paper §2).
+/// distance between their predicted subspaces next to the Davis–Kahan and
+/// Yu–Wang–Samworth bounds (paper §2).
 pub fn kind_theory(world: &SceneWorld, kind: ViewKind, d: usize) -> Result<KindTheory> {
-    let image = modality_theory(world, Modality::Image, kind, d)?;
-    let text = modality_theory(world, Modality::Text, kind, d)?;
-    let u1 = lift(world, Modality::Image, &image.u);
-    let u2 = lift(world, Modality::Text, &text.u);
-    let (sin_theta_op, sin_theta_fro, principal_angles_deg) = principal_angles(&u1, &u2)?;
-    let k1 = Kernel::new(&world.pi_joint(Modality::Image, kind));
-    let k2 = Kernel::new(&world.pi_joint(Modality::Text, kind));
-    let e = &k2.k - &k1.k;
-    // Joint spectra are the modality spectra plus zeros, and every eigenvalue here is
-    // >= 0 (products of visibilities), so the order of the top d + 1 carries over.
-    let (l1, l2) = (&image.eigenvalues, &text.eigenvalues);
-    let dk_den = l1[d] - l2[d + 1];
-    let yws_den = l1[d] - l1[d + 1];
-    let e_u1 = op_norm((&e * &u1).as_ref())?;
-    let e_op = sym_eigen(e.as_ref())?
-        .values
-        .iter()
-        .fold(0.0f64, |a, v| a.max(v.abs()));
-    let e_fro = e.norm_l2();
     Ok(KindTheory {
         kind,
         d,
-        cross: CrossTheory {
-            sin_theta_op,
-            sin_theta_fro,
-            principal_angles_deg,
-            davis_kahan_bound: (dk_den > 0.0).then(|| e_u1 / dk_den),
-            yws_bound: (yws_den > 0.0)
-                .then(|| 2.0 * ((d as f64).sqrt() * e_op).min(e_fro) / yws_den),
-        },
-        image,
-        text,
+        image: modality_theory(world, Modality::Image, kind, d)?,
+        text: modality_theory(world, Modality::Text, kind, d)?,
+        cross: cross_theory(world, kind, d),
     })
+}
+
+/// One uncorrupted rendering per augmented state (z, u) of modality m, in
+/// [`SceneWorld::pi`]'s index order (s = z |U_m| + u); style seeds drawn from `seed`.
+pub fn augmented_views(world: &SceneWorld, m: Modality, seed: u64) -> Vec<View> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nu = world.q(m).len();
+    (0..world.n_augmented(m))
+        .map(|s| View::full(world.state(s / nu), s % nu, rng.random()))
+        .collect()
+}
+
+/// The paired evaluation set: for every state z, one uncorrupted picture and one caption,
+/// each with its own nuisance drawn from q_m (pairs exist only here, never in training).
+pub fn paired_views(world: &SceneWorld, seed: u64) -> (Vec<View>, Vec<View>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..world.n_states())
+        .map(|i| {
+            let z = world.state(i);
+            let ui = world.sample_nuisance(Modality::Image, &mut rng);
+            let ut = world.sample_nuisance(Modality::Text, &mut rng);
+            (
+                View::full(z, ui, rng.random()),
+                View::full(z, ut, rng.random()),
+            )
+        })
+        .unzip()
+}
+
+/// The predicted representation read at given views: row r = F[(z_r, u_r), :].
+///
+/// # Shapes
+/// `views [n]` -> `[n, d]`
+pub fn predicted_rows(world: &SceneWorld, theory: &ModalityTheory, views: &[View]) -> Matrix {
+    let nu = world.q(theory.modality).len();
+    Matrix::from_fn(views.len(), theory.f.ncols(), |r, c| {
+        theory.f[(
+            world.state_index(&views[r].state) * nu + views[r].nuisance,
+            c,
+        )]
+    })
+}
+
+/// How far a learned representation is from the predicted F (paper §2).
+#[derive(Debug, Clone, Serialize)]
+pub struct LearnedVsTheory {
+    /// p-weighted linear CKA between learned X and F over augmented states, in [0, 1].
+    pub cka: f64,
+    /// ||sin Theta|| (op) between X's top-d principal subspace and span(F), p-weighted.
+    pub sin_theta_op: f64,
+    /// ||sin Theta||_F.
+    pub sin_theta_fro: f64,
+    /// The principal angles, degrees, ascending.
+    pub principal_angles_deg: Vec<f64>,
+}
+
+/// Compares learned embeddings of every augmented state (rows in [`SceneWorld::pi`]'s
+/// order) with the prediction. Both are weighted by p, the distribution the encoder was
+/// trained on: X_w = D^1/2 (X - 1 mu_p^T), F_w = D^1/2 F = U_d (already p-centred,
+/// being orthogonal to sqrt(p)). Linear CKA = ||X_w^T U||_F^2 / (||X_w^T X_w||_F
+/// ||U^T U||_F), written here rather than via [`crate::cka`] because that one centres
+/// and weights rows uniformly.
+///
+/// # Shapes
+/// `x [n_m, e]` -> scalars
+pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedVsTheory> {
+    let (n, e) = (x.nrows(), x.ncols());
+    let p = &theory.p;
+    if n != p.len() {
+        return Err(Error::invalid(format!(
+            "learned embeddings have {n} rows, the world has {} augmented states",
+            p.len()
+        )));
+    }
+    let mu: Vec<f64> = (0..e)
+        .map(|j| (0..n).map(|i| p[i] * x[(i, j)]).sum())
+        .collect();
+    let xw = Matrix::from_fn(n, e, |i, j| p[i].sqrt() * (x[(i, j)] - mu[j]));
+    let u = &theory.u;
+    let cross = (xw.transpose() * u).norm_l2().powi(2);
+    let cka = cross / ((xw.transpose() * &xw).norm_l2() * (u.transpose() * u).norm_l2());
+    let d = u.ncols().min(e);
+    let basis = svd(xw.as_ref())?.u.subcols(0, d).to_owned();
+    let (sin_theta_op, sin_theta_fro, principal_angles_deg) = principal_angles(&basis, u)?;
+    Ok(LearnedVsTheory {
+        cka,
+        sin_theta_op,
+        sin_theta_fro,
+        principal_angles_deg,
+    })
+}
+
+/// Image-vs-text alignment on paired states (paper §5).
+#[derive(Debug, Clone, Serialize)]
+pub struct Alignment {
+    /// Mutual k-NN on L2-normalised rows (PRH convention).
+    pub mutual_knn: f64,
+    /// Its permutation null: mean and std over shuffled pairings.
+    pub mutual_knn_null: [f64; 2],
+    /// Linear CKA.
+    pub cka: f64,
+    /// R@1 ranking captions for each held-out picture through the rotation fitted on the
+    /// other states.
+    pub r1_image_to_text: f64,
+    /// R@1 ranking pictures for each held-out caption.
+    pub r1_text_to_image: f64,
+    /// R@1 of a random ranking: 1 / n_test.
+    pub r1_chance: f64,
+    /// Pairs used to fit the rotation, and held out.
+    pub n_fit: usize,
+    /// Held-out pairs ranked.
+    pub n_test: usize,
+    /// Neighbours k.
+    pub k: usize,
+}
+
+/// Mutual k-NN (with a 100-shuffle permutation null), linear CKA, and R@1 after a
+/// Procrustes rotation fitted on a random half of the states and tested on the other half.
+///
+/// # Shapes
+/// `image [n, d]`, `text [n, e]` (row i = state i in both)
+pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<Alignment> {
+    let n = image.nrows();
+    if text.nrows() != n || n < 4 {
+        return Err(Error::invalid(format!(
+            "alignment needs >= 4 paired rows, got {n} and {}",
+            text.nrows()
+        )));
+    }
+    let centred = |m: &Matrix| {
+        let mu: Vec<f64> = (0..m.ncols())
+            .map(|j| (0..n).map(|i| m[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        Matrix::from_fn(n, m.ncols(), |i, j| m[(i, j)] - mu[j])
+    };
+    let (a, b) = (centred(image), centred(text));
+    let (mut an, mut bn) = (a.clone(), b.clone());
+    l2_normalize_rows(&mut an);
+    l2_normalize_rows(&mut bn);
+    let k = k.min(n - 1);
+    let (ka, kb) = (
+        knn_from_gram(gram(an.as_ref()).as_ref(), k, true)?,
+        knn_from_gram(gram(bn.as_ref()).as_ref(), k, true)?,
+    );
+    let (null_mean, null_std) = mutual_knn_null(&ka, &kb, 100, seed)?;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
+    let (fit, test) = order.split_at(n / 2);
+    let rows =
+        |m: &Matrix, idx: &[usize]| Matrix::from_fn(idx.len(), m.ncols(), |r, c| m[(idx[r], c)]);
+    let report = align_and_rank(
+        rows(&a, fit).as_ref(),
+        rows(&b, fit).as_ref(),
+        rows(&a, test).as_ref(),
+        rows(&b, test).as_ref(),
+    )?;
+    Ok(Alignment {
+        mutual_knn: mutual_knn(&ka, &kb)?,
+        mutual_knn_null: [null_mean, null_std],
+        cka: crate::cka::cka(gram(a.as_ref()).as_ref(), gram(b.as_ref()).as_ref())?,
+        r1_image_to_text: report.a_to_b.r1,
+        r1_text_to_image: report.b_to_a.r1,
+        r1_chance: report.chance.r1,
+        n_fit: fit.len(),
+        n_test: test.len(),
+        k,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::SceneConfig;
+    use crate::theorem::compare;
+
+    fn tiny(seed: u64) -> SceneWorld {
+        let mut c = SceneConfig::quick(seed);
+        c.cardinality = [2, 3, 2, 2];
+        c.nuisance = [2, 3];
+        // Distinct products everywhere near the window, so every gap is clearly non-zero
+        // and the dense solver has no ties to break.
+        c.text.factors = [0.78, 0.83, 0.745, 0.71];
+        SceneWorld::new(c).unwrap()
+    }
+
+    /// The closed form equals the theory engine's dense computation on the joint space.
+    #[test]
+    fn closed_form_cross_theory_matches_dense_compare() {
+        let w = tiny(4);
+        let d = 5;
+        for kind in [ViewKind::Good, ViewKind::Bad] {
+            let (k1, s1) = analyse(&w.pi_joint(Modality::Image, kind)).unwrap();
+            let (k2, s2) = analyse(&w.pi_joint(Modality::Text, kind)).unwrap();
+            let dense = compare(&k1, &s1, &k2, &s2, d, true).unwrap();
+            let closed = cross_theory(&w, kind, d);
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+            assert!(
+                close(dense.sin_theta_op, closed.sin_theta_op),
+                "{kind:?} op {} vs {}",
+                dense.sin_theta_op,
+                closed.sin_theta_op
+            );
+            assert!(
+                close(dense.sin_theta_fro, closed.sin_theta_fro),
+                "{kind:?} fro"
+            );
+            assert!(
+                close(dense.e_op, closed.e_op) && close(dense.e_fro, closed.e_fro),
+                "{kind:?} E norms"
+            );
+            for (a, b) in [
+                (dense.davis_kahan_bound, closed.davis_kahan_bound),
+                (dense.yws_bound, closed.yws_bound),
+            ] {
+                let agree = match (a, b) {
+                    (Some(x), Some(y)) => close(x, y),
+                    (None, None) => true,
+                    _ => false,
+                };
+                assert!(agree, "{kind:?} bounds {a:?} vs {b:?}");
+            }
+        }
+        // Good views: same predicted subspace. Bad views: the image window is {u_i (1 dim),
+        // shape, colour (2), size}, the text window {u_t (2 dims), colour (2), shape}: they
+        // share 3 of 5 dimensions, so ||sin Theta||_F = sqrt(2).
+        assert_eq!(cross_theory(&w, ViewKind::Good, d).sin_theta_fro, 0.0);
+        assert!((cross_theory(&w, ViewKind::Bad, d).sin_theta_fro - 2f64.sqrt()).abs() < 1e-12);
+    }
+
+    /// The prediction compared with itself (and any rotation of it) is at distance 0.
+    #[test]
+    fn theory_compared_with_a_rotation_of_itself_is_exact() {
+        let w = tiny(1);
+        let t = modality_theory(&w, Modality::Image, ViewKind::Bad, 5).unwrap();
+        let q = crate::linalg::svd(
+            Matrix::from_fn(5, 5, |i, j| {
+                ((i * 7 + j * 3) % 5) as f64 - 2.0 + (i == j) as u8 as f64
+            })
+            .as_ref(),
+        )
+        .unwrap()
+        .u;
+        let c = compare_to_theory(&(&t.f * &q), &t).unwrap();
+        assert!((c.cka - 1.0).abs() < 1e-9 && c.sin_theta_op < 1e-6, "{c:?}");
+    }
+
+    /// Predicted good-view representations of the two modalities align perfectly on paired
+    /// states (rotation theorem), bad-view ones do not.
+    #[test]
+    fn predicted_alignment_is_perfect_for_good_views_only() {
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let d = 8;
+        let (iv, tv) = paired_views(&w, 3);
+        let mut r1 = Vec::new();
+        for kind in [ViewKind::Good, ViewKind::Bad] {
+            let t = kind_theory(&w, kind, d).unwrap();
+            let a = alignment(
+                &predicted_rows(&w, &t.image, &iv),
+                &predicted_rows(&w, &t.text, &tv),
+                10,
+                0,
+            )
+            .unwrap();
+            r1.push(a.r1_image_to_text);
+        }
+        assert_eq!(r1[0], 1.0);
+        assert!(r1[1] < 0.9, "bad-view prediction aligns too well: {r1:?}");
+    }
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Reference timing for `prh-native bench metrics`: the same computations in numpy on
+the very arrays the Rust side timed, read from .npy files.
+
+    python3 benches/metrics_numpy.py --repeats 3 metrics a768.npy b768.npy
+    python3 benches/metrics_numpy.py --repeats 3 procrustes a30k.npy b30k.npy
+
+`metrics`: the full PRH metric run (clamp at the 0.95 quantile of |x|, row L2
+normalisation, Gram matrices, top-k with the diagonal excluded, mutual/cycle/LCS k-NN,
+linear and RBF CKA, unbiased CKA, CKNNA, a 100-shuffle mutual k-NN null), vectorised
+numpy following the PRH `metrics.py` formulas. `procrustes`: Q = U V^T from the SVD of
+A^T B and the residual ||A Q - B||_F. Inputs are float32 files computed on in float64.
+
+Prints one JSON object: numpy version, BLAS name, median wall time (s) and the values, so
+the caller can check both implementations agree. Threads: whatever the caller put in
+OMP_NUM_THREADS / OPENBLAS_NUM_THREADS.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def prep(x, q=0.95):
+    t = np.partition(np.abs(x).ravel(), int(q * x.size))[int(q * x.size)]
+    x = np.clip(x, -t, t)
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def topk(g, k):
+    g = g.copy()
+    np.fill_diagonal(g, -np.inf)
+    part = np.argpartition(-g, k, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(g, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
+def mask_of(idx, n):
+    m = np.zeros((n, n))
+    np.put_along_axis(m, idx, 1.0, axis=1)
+    return m
+
+
+def hsic_biased(k, l):
+    # tr(K H L H) = sum((H K H) * L^T), with H K H by row/column means.
+    kc = k - k.mean(0, keepdims=True) - k.mean(1, keepdims=True) + k.mean()
+    return np.sum(kc * l.T)
+
+
+def hsic_unbiased(k, l):
+    m = k.shape[0]
+    kt, lt = k.copy(), l.copy()
+    np.fill_diagonal(kt, 0)
+    np.fill_diagonal(lt, 0)
+    v = np.sum(kt * lt.T) + kt.sum() * lt.sum() / ((m - 1) * (m - 2)) - 2 * kt.sum(0) @ lt.sum(1) / (m - 2)
+    return v / (m * (m - 3))
+
+
+def ratio(f, k, l):
+    return f(k, l) / (np.sqrt(f(k, k) * f(l, l)) + 1e-6)
+
+
+def lcs(x, y):
+    prev = [0] * (len(y) + 1)
+    for xi in x:
+        cur = [0] * (len(y) + 1)
+        for j, yj in enumerate(y):
+            cur[j + 1] = prev[j] + 1 if xi == yj else max(prev[j + 1], cur[j])
+        prev = cur
+    return prev[-1]
+
+
+def metrics(a_raw, b_raw, k=10, shuffles=100, sigma=1.0):
+    a, b = prep(a_raw), prep(b_raw)
+    n = a.shape[0]
+    ka, kb = a @ a.T, b @ b.T
+    na, nb = topk(ka, k), topk(kb, k)
+    ma, mb = mask_of(na, n), mask_of(nb, n)
+    out = {"mutual_knn": float((ma * mb).sum() / (n * k))}
+    out["cycle_knn"] = float(np.mean((na[nb] == np.arange(n)[:, None, None]).reshape(n, -1).any(1)))
+    out["lcs_knn"] = float(np.mean([lcs(na[i].tolist(), nb[i].tolist()) for i in range(n)]))
+    out["cka"] = float(ratio(hsic_biased, ka, kb))
+    da = np.maximum(np.diag(ka)[:, None] + np.diag(ka)[None, :] - 2 * ka, 0)
+    db = np.maximum(np.diag(kb)[:, None] + np.diag(kb)[None, :] - 2 * kb, 0)
+    out["cka_rbf"] = float(ratio(hsic_biased, np.exp(-da / (2 * sigma**2)), np.exp(-db / (2 * sigma**2))))
+    out["unbiased_cka"] = float(ratio(hsic_unbiased, ka, kb))
+    both = ma * mb
+    out["cknna"] = float(
+        hsic_unbiased(both * ka, both * kb)
+        / (np.sqrt(hsic_unbiased(ma * ka, ma * ka) * hsic_unbiased(mb * kb, mb * kb)) + 1e-6)
+    )
+    rng = np.random.default_rng(0)
+    null = []
+    for _ in range(shuffles):
+        p = rng.permutation(n)
+        null.append((ma * mb[p][:, p]).sum() / (n * k))
+    out["null_mutual_knn_mean"] = float(np.mean(null))
+    return out
+
+
+def procrustes(a, b):
+    u, _, vt = np.linalg.svd(a.T @ b, full_matrices=False)
+    q = u @ vt
+    return {"relative_residual": float(np.linalg.norm(a @ q - b) / np.linalg.norm(b))}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs (median reported)")
+    ap.add_argument("kind", choices=["metrics", "procrustes"])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    args = ap.parse_args()
+    blas = "unknown"
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+    except Exception:  # older numpy: no dict mode; the name is informational only
+        pass
+    a = np.load(args.a).astype(np.float64)
+    b = np.load(args.b).astype(np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
+        sys.exit(f"expected two [N, D] arrays with one N, got {a.shape} and {b.shape}")
+    fn = metrics if args.kind == "metrics" else procrustes
+    values = fn(a, b)  # warm-up, as on the Rust side
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        values = fn(a, b)
+        times.append(time.perf_counter() - t0)
+    json.dump({"numpy": np.__version__, "blas": blas, "median_s": statistics.median(times), "values": values},
+              sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

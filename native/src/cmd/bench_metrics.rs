@@ -1,0 +1,229 @@
+//! `prh-native bench metrics`: the full PRH metric run at N = 1024 (the size of the PRH
+//! benchmark's WIT-1024 set) for D = 768 and D = 4096, and Procrustes at N = 30,000 (the
+//! paper's captioning map is fit on 30k Flickr pairs), each beside numpy doing the same
+//! computation on the same arrays in the same run (`benches/metrics_numpy.py`).
+//!
+//! ```text
+//! $ cargo run --release -p prh-native -- bench metrics --repeats 3
+//! ```
+
+use anyhow::{Context, Result, bail};
+use prh_core::features::{Features, write_npy};
+use prh_core::metrics::{MetricOptions, measure};
+use prh_core::procrustes;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Options of `bench metrics`.
+#[derive(clap::Args, Debug)]
+pub struct MetricsBenchArgs {
+    /// Samples N of the metric runs.
+    #[arg(long, default_value_t = 1024)]
+    pub n: usize,
+    /// Feature widths D of the metric runs, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "768,4096")]
+    pub dims: Vec<usize>,
+    /// Pairs of the Procrustes fit (0 skips it).
+    #[arg(long, default_value_t = 30_000)]
+    pub procrustes_n: usize,
+    /// Width of the Procrustes fit.
+    #[arg(long, default_value_t = 768)]
+    pub procrustes_d: usize,
+    /// Timed runs per case (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Python interpreter with numpy.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// The numpy reference script.
+    #[arg(long, default_value = "benches/metrics_numpy.py")]
+    pub script: PathBuf,
+    /// BLAS threads for numpy (faer is built without rayon: one thread).
+    #[arg(long, default_value_t = 1)]
+    pub numpy_threads: usize,
+}
+
+/// A deterministic test pair: A uniform in [-0.5, 0.5), B = a signed column permutation of
+/// A (an orthogonal map) plus as much independent noise, so every metric is mid-range.
+/// Values are rounded to f32, the precision of the files numpy reads.
+fn pair(n: usize, d: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) as f32
+    };
+    let a: Vec<f32> = (0..n * d).map(|_| next()).collect();
+    let b: Vec<f32> = (0..n * d)
+        .map(|t| {
+            let (i, j) = (t / d, t % d);
+            let src = a[i * d + (j * 7 + 3) % d];
+            (if j % 2 == 0 { src } else { -src }) + next()
+        })
+        .collect();
+    (a, b)
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        0.5 * (xs[m - 1] + xs[m])
+    }
+}
+
+fn time_it<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut out = f()?; // warm-up, as on the numpy side
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let t0 = Instant::now();
+        out = f()?;
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    Ok((median(times), out))
+}
+
+fn numpy(args: &MetricsBenchArgs, kind: &str, a: &Path, b: &Path) -> Result<serde_json::Value> {
+    let threads = args.numpy_threads.to_string();
+    let out = Command::new(&args.python)
+        .arg(&args.script)
+        .args(["--repeats", &args.repeats.to_string(), kind])
+        .arg(a)
+        .arg(b)
+        .env("OMP_NUM_THREADS", &threads)
+        .env("OPENBLAS_NUM_THREADS", &threads)
+        .env("MKL_NUM_THREADS", &threads)
+        .output()
+        .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
+    if !out.status.success() {
+        bail!(
+            "numpy reference failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    serde_json::from_slice(&out.stdout).context("parsing the numpy reference's JSON")
+}
+
+struct Row {
+    case: String,
+    ours: f64,
+    theirs: f64,
+    diff: f64,
+}
+
+/// Runs `prh-native bench metrics`.
+pub fn run(args: MetricsBenchArgs) -> Result<()> {
+    if args.repeats == 0 {
+        bail!("need --repeats >= 1");
+    }
+    if !args.script.is_file() {
+        bail!(
+            "{}: numpy reference script not found (run from the repository root or pass --script)",
+            args.script.display()
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("prh-bench-metrics-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let result = cases(&args, &dir);
+    std::fs::remove_dir_all(&dir).ok();
+    let (rows, version) = result?;
+    println!(
+        "median of {} runs; prh-core ({} build, faer 1 thread) vs numpy {} ({} thread(s)); same f32 inputs, both in f64",
+        args.repeats,
+        if cfg!(debug_assertions) {
+            "dev"
+        } else {
+            "release"
+        },
+        version,
+        args.numpy_threads
+    );
+    println!(
+        "{:<38} {:>10} {:>10} {:>10} {:>12}",
+        "case", "prh (s)", "numpy (s)", "prh/numpy", "max |diff|"
+    );
+    for r in rows {
+        println!(
+            "{:<38} {:>10.3} {:>10.3} {:>10.2} {:>12.2e}",
+            r.case,
+            r.ours,
+            r.theirs,
+            r.ours / r.theirs,
+            r.diff
+        );
+    }
+    Ok(())
+}
+
+fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
+    let mut rows = Vec::new();
+    let mut version = String::from("?");
+    let keys = [
+        "mutual_knn",
+        "cycle_knn",
+        "lcs_knn",
+        "cka",
+        "cka_rbf",
+        "unbiased_cka",
+        "cknna",
+    ];
+    for &d in &args.dims {
+        let (a, b) = pair(args.n, d, d as u64);
+        let (pa, pb) = (dir.join(format!("a{d}.npy")), dir.join(format!("b{d}.npy")));
+        write_npy(&pa, &[args.n, d], &a)?;
+        write_npy(&pb, &[args.n, d], &b)?;
+        let fa = Features::new("a", args.n, 1, d, a.iter().map(|&x| f64::from(x)).collect())?;
+        let fb = Features::new("b", args.n, 1, d, b.iter().map(|&x| f64::from(x)).collect())?;
+        let opts = MetricOptions::default();
+        let (t, report) = time_it(args.repeats, || Ok(measure(&fa, &fb, &opts)?))?;
+        eprintln!("prh metrics N = {} D = {d}: {t:.3} s", args.n);
+        let np = numpy(args, "metrics", &pa, &pb)?;
+        version = np["numpy"].as_str().unwrap_or("?").to_string();
+        let ours = serde_json::to_value(&report)?;
+        let diff = keys
+            .iter()
+            .map(|k| {
+                (ours[k].as_f64().unwrap_or(f64::NAN)
+                    - np["values"][k].as_f64().unwrap_or(f64::NAN))
+                .abs()
+            })
+            .fold(0.0, f64::max);
+        rows.push(Row {
+            case: format!("metrics N={} D={d} (all + null)", args.n),
+            ours: t,
+            theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
+            diff,
+        });
+    }
+    if args.procrustes_n > 0 {
+        let (n, d) = (args.procrustes_n, args.procrustes_d);
+        let (a, b) = pair(n, d, 7);
+        let (pa, pb) = (dir.join("pa.npy"), dir.join("pb.npy"));
+        write_npy(&pa, &[n, d], &a)?;
+        write_npy(&pb, &[n, d], &b)?;
+        let ma = prh_core::linalg::Matrix::from_fn(n, d, |i, j| f64::from(a[i * d + j]));
+        let mb = prh_core::linalg::Matrix::from_fn(n, d, |i, j| f64::from(b[i * d + j]));
+        drop((a, b));
+        let (t, fit) = time_it(args.repeats, || {
+            Ok(procrustes::fit(ma.as_ref(), mb.as_ref())?)
+        })?;
+        eprintln!("prh procrustes N = {n} D = {d}: {t:.3} s");
+        let np = numpy(args, "procrustes", &pa, &pb)?;
+        let theirs = np["values"]["relative_residual"]
+            .as_f64()
+            .context("numpy: no residual")?;
+        rows.push(Row {
+            case: format!("procrustes N={n} D={d} (fit + resid)"),
+            ours: t,
+            theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
+            diff: (fit.relative_residual - theirs).abs(),
+        });
+    }
+    Ok((rows, version))
+}
