@@ -23,8 +23,6 @@ pub mod procrustes;
 pub mod retrieval;
 pub mod render_image;
 pub mod render_text;
-pub mod render_image;
-pub mod render_text;
 pub mod rng;
 pub mod scene;
 pub mod sigreg;
