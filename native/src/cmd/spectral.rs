@@ -15,6 +15,8 @@ use prh_core::pair_graph::{self, Views};
 use prh_core::theorem::{self, SubspaceComparison};
 use prh_core::world::{Preset, PresetSpec, World};
 use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Spectrum of a positive-pair kernel, its gap, and the two-kernel sin-theta bounds.
@@ -109,6 +111,14 @@ fn load_world(args: &Args, name: &str) -> Result<World> {
         relatedness: args.relatedness,
     };
     Ok(World::preset(&spec)?)
+}
+
+/// Prints `text` to stdout; a reader that went away (broken pipe) is not an error.
+fn emit(text: &str) -> Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r.context("writing to stdout")?),
+    }
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
@@ -214,11 +224,13 @@ pub fn run(args: Args) -> Result<()> {
         if let (Some(r), Value::Object(map)) = (&rotation, &mut out) {
             map.insert("rotation".into(), serde_json::to_value(r)?);
         }
-        println!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
+        return emit(&format!("{}\n", serde_json::to_string_pretty(&out)?));
     }
 
-    println!(
+    // Buffered so a closed pipe (`| head`) ends quietly instead of panicking in println!.
+    let mut o = String::new();
+    writeln!(
+        o,
         "{source}: {} observations, d = {d}{}",
         s1.n(),
         if args.skip_trivial {
@@ -226,10 +238,10 @@ pub fn run(args: Args) -> Result<()> {
         } else {
             ""
         }
-    );
+    )?;
     let w = s1.window(d, args.skip_trivial)?;
     let shown = s1.n().min(w.end + 8);
-    println!("{:>5}  {:>10}  {}", "#", "eigenvalue", "");
+    writeln!(o, "{:>5}  {:>10}  {}", "#", "eigenvalue", "")?;
     for j in 0..shown {
         let mut tag = String::new();
         if j == s1.trivial_index {
@@ -238,57 +250,65 @@ pub fn run(args: Args) -> Result<()> {
         if w.contains(&j) {
             tag.push_str("top-d");
         }
-        println!("{j:>5}  {:>10.6}  {tag}", s1.values[j]);
+        writeln!(o, "{j:>5}  {:>10.6}  {tag}", s1.values[j])?;
         if j + 1 == w.end {
-            println!(
+            writeln!(
+                o,
                 "{:>5}  {:>10}  gap {}",
                 "",
                 "---",
                 gap.map_or("(none: window reaches n)".into(), |g| format!("{g:.6}"))
-            );
+            )?;
         }
     }
     if shown < s1.n() {
-        println!(
+        writeln!(
+            o,
             "{:>5}  ... {} more, smallest {:.6}",
             "",
             s1.n() - shown,
             s1.values[s1.n() - 1]
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        o,
         "gap with trivial: {}   without trivial: {}",
         fmt_opt(summary.gap_with_trivial),
         fmt_opt(summary.gap_without_trivial)
-    );
+    )?;
     if let Some((c, _, label)) = &comparison {
-        println!(
+        writeln!(
+            o,
             "\nagainst {label}: ||K2 - K1||_op = {:.6}, ||K2 - K1||_F = {:.6}",
             c.e_op, c.e_fro
-        );
-        println!("{:<28} {:>12} {:>12}", "", "operator", "Frobenius");
-        println!(
-            "{:<28} {:>12.6} {:>12.6}",
+        )?;
+        writeln!(o, "{:<28} {:>16} {:>16}", "", "operator", "Frobenius")?;
+        writeln!(
+            o,
+            "{:<28} {:>16.6} {:>16.6}",
             "measured sin-theta", c.sin_theta_op, c.sin_theta_fro
-        );
-        println!(
-            "{:<28} {:>12} {:>12}",
+        )?;
+        writeln!(
+            o,
+            "{:<28} {:>16} {:>16}",
             format!("Davis–Kahan (delta {:.4})", c.davis_kahan_gap),
             fmt_opt(c.davis_kahan_bound),
             fmt_opt(c.davis_kahan_bound_fro)
-        );
-        println!(
-            "{:<28} {:>12} {:>12}",
+        )?;
+        writeln!(
+            o,
+            "{:<28} {:>16} {:>16}",
             format!("Yu–Wang–Samworth (gap {:.4})", c.yws_gap),
             fmt_opt(c.yws_bound),
             fmt_opt(c.yws_bound)
-        );
+        )?;
     }
     if let Some(r) = &rotation {
-        println!(
+        writeln!(
+            o,
             "\nrotation theorem: {} ({}) vs {} ({}): Procrustes relative residual {:.3e}",
             r.modalities[0], r.views[0], r.modalities[1], r.views[1], r.relative_residual
-        );
+        )?;
     }
-    Ok(())
+    emit(&o)
 }
