@@ -66,6 +66,7 @@ cat > dist/index.html <<'HTML'
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>prh playground</title>
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="./style.css" />
     <script type="module">
       import init from "./prh-web.js";

@@ -1,6 +1,100 @@
-//! The prh playground (placeholder root while the labs land).
+//! The prh playground: `prh-core` compiled to WebAssembly behind a Leptos (client-side)
+//! UI. Build with `trunk build` (index.html at the repository root) or `.ci/web.sh`.
+//!
+//! - [`spectral_lab`]: the theorem for teaching — Pi, K, the spectrum, the rotation.
+//! - [`alignment_lab`]: PRH metrics between two embedding files.
+//!
+//! The state lives in the URL ([`url_state`]); figures export as PNG and JSON ([`export`]).
+
+mod alignment_lab;
+mod draw;
+mod drop_zone;
+mod export;
+mod spectral_figures;
+mod spectral_lab;
+mod url_state;
+
 use leptos::prelude::*;
 
+/// Which lab is shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lab {
+    Spectral,
+    Alignment,
+}
+
+impl Lab {
+    fn key(self) -> &'static str {
+        match self {
+            Lab::Spectral => "spectral",
+            Lab::Alignment => "alignment",
+        }
+    }
+}
+
+/// Wall-clock milliseconds from the page's performance timer (0 when unavailable), used
+/// to show how long a computation took.
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// Change test for memos of computed results: a recomputation always counts as a change
+/// (the inputs it depends on did change, and results hold matrices with no cheap equality).
+pub fn recomputed<T>(_: Option<&T>, _: Option<&T>) -> bool {
+    true
+}
+
+/// The page: a tab bar and the selected lab.
+#[component]
+fn App() -> impl IntoView {
+    let lab = RwSignal::new(if url_state::get("lab", String::new()) == "alignment" {
+        Lab::Alignment
+    } else {
+        Lab::Spectral
+    });
+    let tab = move |l: Lab, title: &'static str| {
+        view! {
+            <button class="tab" id=format!("tab-{}", l.key()) class:active=move || lab.get() == l on:click=move |_| lab.set(l)>
+                {title}
+            </button>
+        }
+    };
+    view! {
+        <header>
+            <h1>"prh playground"</h1>
+            <p class="sub">
+                "The Platonic Representation Theorem, runnable: the same Rust code as the "
+                <code>"prh-native"</code>
+                " CLI, compiled to WebAssembly and running in this page."
+            </p>
+            <nav>{tab(Lab::Spectral, "Spectral lab")} {tab(Lab::Alignment, "Alignment lab")}</nav>
+        </header>
+        <main>
+            {move || match lab.get() {
+                Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
+                Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
+            }}
+        </main>
+    }
+}
+
 fn main() {
-    leptos::mount::mount_to_body(|| view! { <p>"prh playground"</p> });
+    // A Rust panic would otherwise only reach the console as "unreachable executed":
+    // log the message and show it in the page so a failure is never a silent freeze.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = format!("prh playground crashed: {info}");
+        web_sys::console::error_1(&msg.clone().into());
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        if let (Some(body), Ok(pre)) = (doc.body(), doc.create_element("pre")) {
+            pre.set_id("panic");
+            pre.set_class_name("error");
+            pre.set_text_content(Some(&msg));
+            let _ = body.prepend_with_node_1(&pre);
+        }
+    }));
+    leptos::mount::mount_to_body(App);
 }

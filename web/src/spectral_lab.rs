@@ -1,0 +1,224 @@
+//! Spectral lab (teaching, paper §2-3): pick a world, slide from good views to bad views,
+//! and watch Pi, the kernel K = D^-1/2 Pi D^-1/2, its spectrum, the optimal
+//! representations of two modalities and the rotation between them.
+//!
+//! All numbers come from `prh_core::{world, pair_graph, kernel, spectrum, theorem}`, the
+//! code behind `prh-native spectral`. The figures are in [`crate::spectral_figures`].
+
+use crate::spectral_figures::{BoundCard, EigenvectorCard, MatrixCard, RotationCard, SpectrumCard};
+use leptos::prelude::*;
+use prh_core::kernel::Kernel;
+use prh_core::linalg::Matrix;
+use prh_core::pair_graph::{Views, observation_names, pair_matrix};
+use prh_core::spectrum::Spectrum;
+use prh_core::theorem::{CrossModal, SubspaceComparison, analyse, compare, cross_modal};
+use prh_core::world::{Preset, PresetSpec, World};
+use std::sync::Arc;
+
+/// Largest number of states the controls allow: beyond a few hundred observations a full
+/// eigendecomposition in the browser takes seconds.
+const MAX_N: usize = 300;
+/// Above this many observations the alpha slider recomputes on release, not while sliding.
+const LIVE_LIMIT: usize = 160;
+
+/// The lab's inputs (each one a URL query key).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// World preset (`preset`).
+    pub preset: Preset,
+    /// Number of states (`n`).
+    pub n: usize,
+    /// Seed of p(z), q(u) and cluster sizes (`seed`).
+    pub seed: u64,
+    /// Share of bad views in modality B's positive pairs (`alpha`): 0 good, 1 bad.
+    pub alpha: f64,
+    /// Representation dimension (`d`).
+    pub d: usize,
+    /// Leave the trivial eigenpair (lambda = 1, sqrt p) out of the top d (`skip`).
+    pub skip_trivial: bool,
+}
+
+impl Settings {
+    fn from_url() -> Settings {
+        use crate::url_state::get;
+        Settings {
+            preset: Preset::parse(&get("preset", "clusters".to_string()))
+                .unwrap_or(Preset::Clusters),
+            n: get("n", 12_usize).clamp(2, MAX_N),
+            seed: get("seed", 0_u64),
+            alpha: get("alpha", 0.0_f64).clamp(0.0, 1.0),
+            d: get("d", 2_usize).max(1),
+            skip_trivial: get("skip", 1_u8) != 0,
+        }
+    }
+
+    /// The CLI command that prints the same spectrum (shown under the figure).
+    pub fn cli(&self) -> String {
+        format!(
+            "prh-native spectral --world {} --n {} --seed {} --views mix --alpha {} --dim {}{}",
+            self.preset.name(),
+            self.n,
+            self.seed,
+            self.alpha,
+            self.d,
+            if self.skip_trivial {
+                " --skip-trivial"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// Everything the figures show, computed from one [`Settings`].
+pub struct Lab {
+    /// The inputs these numbers belong to.
+    pub settings: Settings,
+    /// The world built from the preset.
+    pub world: World,
+    /// Observation names `state|nuisance` of modality A.
+    pub names: Vec<String>,
+    /// Pi over modality A's observations under the mixture views.
+    pub pi: Matrix,
+    /// K and p for that Pi.
+    pub kernel: Kernel,
+    /// Its spectrum (decreasing, trivial pair first).
+    pub spectrum: Spectrum,
+    /// sin Theta between the good-view and the alpha-view top-d subspaces, with bounds.
+    pub bounds: SubspaceComparison,
+    /// Modality A under good views vs modality B (or A again) under the alpha views.
+    pub cross: CrossModal,
+    /// Milliseconds all of the above took in this browser.
+    pub ms: f64,
+}
+
+/// Builds the world and computes every figure's numbers.
+fn compute(s: &Settings) -> Result<Lab, String> {
+    let t0 = crate::now_ms();
+    let e = |e: prh_core::Error| e.to_string();
+    let world = World::preset(&PresetSpec {
+        preset: s.preset,
+        n: s.n,
+        seed: s.seed,
+        ..PresetSpec::default()
+    })
+    .map_err(e)?;
+    let views = Views::Mix { alpha: s.alpha };
+    let pi = pair_matrix(&world, 0, views).map_err(e)?;
+    let (kernel, spectrum) = analyse(&pi).map_err(e)?;
+    let (k_good, s_good) = analyse(&pair_matrix(&world, 0, Views::Good).map_err(e)?).map_err(e)?;
+    let bounds = compare(&k_good, &s_good, &kernel, &spectrum, s.d, s.skip_trivial).map_err(e)?;
+    // Two modalities when the world has them (scenes: image, text); otherwise the same
+    // modality twice, once per kind of views.
+    let b = if world.modalities.len() > 1 { 1 } else { 0 };
+    let cross =
+        cross_modal(&world, (0, Views::Good), (b, views), s.d, s.skip_trivial).map_err(e)?;
+    let names = observation_names(&world, 0).map_err(e)?;
+    Ok(Lab {
+        settings: s.clone(),
+        world,
+        names,
+        pi,
+        kernel,
+        spectrum,
+        bounds,
+        cross,
+        ms: crate::now_ms() - t0,
+    })
+}
+
+/// The spectral lab: controls and linked figures.
+#[component]
+pub fn SpectralLab() -> impl IntoView {
+    let settings = RwSignal::new(Settings::from_url());
+    let selected = RwSignal::new(
+        crate::url_state::params()
+            .and_then(|p| p.get("ev"))
+            .and_then(|v| v.parse::<usize>().ok()),
+    );
+    let rot = RwSignal::new(crate::url_state::get("rot", 0.0_f64).clamp(0.0, 1.0));
+    let fiedler = RwSignal::new(crate::url_state::get("fiedler", 0_u8) != 0);
+    Effect::new(move |_| {
+        let s = settings.get();
+        let mut q = vec![
+            ("lab", "spectral".to_string()),
+            ("preset", s.preset.name().to_string()),
+            ("n", s.n.to_string()),
+            ("seed", s.seed.to_string()),
+            ("alpha", s.alpha.to_string()),
+            ("d", s.d.to_string()),
+            ("skip", u8::from(s.skip_trivial).to_string()),
+            ("rot", rot.get().to_string()),
+            ("fiedler", u8::from(fiedler.get()).to_string()),
+        ];
+        if let Some(j) = selected.get() {
+            q.push(("ev", j.to_string()));
+        }
+        crate::url_state::set(&q);
+    });
+    let lab = Memo::new_with_compare(
+        move |_| compute(&settings.get()).map(Arc::new).map_err(Arc::new),
+        crate::recomputed,
+    );
+    // Observation count decides whether the alpha slider is live.
+    let live =
+        Memo::new(move |_| lab.with(|l| l.as_ref().map_or(true, |l| l.names.len() <= LIVE_LIMIT)));
+    let set_num = move |f: fn(&mut Settings, f64)| {
+        move |ev: web_sys::Event| {
+            if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                settings.update(|s| f(s, v));
+            }
+        }
+    };
+    let on_alpha = set_num(|s, v| s.alpha = v.clamp(0.0, 1.0));
+    let on_alpha_live = move |ev: web_sys::Event| {
+        if live.get_untracked() {
+            on_alpha(ev);
+        }
+    };
+    view! {
+        <div class="controls">
+            <label>"world "
+                <select id="ctl-preset" on:change=move |ev| {
+                    if let Ok(p) = Preset::parse(&event_target_value(&ev)) { settings.update(|s| s.preset = p); }
+                }>
+                    {Preset::ALL.iter().map(|p| view! {
+                        <option value=p.name() selected=move || settings.with(|s| s.preset == *p)>{p.name()}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"states n "<input type="number" id="ctl-n" min="2" max=MAX_N.to_string() prop:value=move || settings.with(|s| s.n.to_string())
+                on:change=set_num(|s, v| s.n = (v as usize).clamp(2, MAX_N)) /></label>
+            <label>"seed "<input type="number" id="ctl-seed" min="0" prop:value=move || settings.with(|s| s.seed.to_string())
+                on:change=set_num(|s, v| s.seed = v.max(0.0) as u64) /></label>
+            <label>"good views "
+                <input type="range" id="ctl-alpha" min="0" max="1" step="0.05" prop:value=move || settings.with(|s| s.alpha.to_string())
+                    on:input=on_alpha_live on:change=on_alpha />
+                " bad views "<span id="alpha-value">{move || settings.with(|s| format!("α = {:.2}", s.alpha))}</span>
+            </label>
+            <label>"d "<input type="number" id="ctl-d" min="1" prop:value=move || settings.with(|s| s.d.to_string())
+                on:change=set_num(|s, v| s.d = (v as usize).max(1)) /></label>
+            <label><input type="checkbox" id="ctl-skip" prop:checked=move || settings.with(|s| s.skip_trivial)
+                on:change=move |ev| settings.update(|s| s.skip_trivial = event_target_checked(&ev)) />"skip trivial pair"</label>
+            <label><input type="checkbox" id="ctl-fiedler" prop:checked=move || fiedler.get()
+                on:change=move |ev| fiedler.set(event_target_checked(&ev)) />"order heatmaps by Fiedler vector"</label>
+        </div>
+        {move || match lab.get() {
+            Err(e) => view! { <pre class="error" id="error-spectral">{e.to_string()}</pre> }.into_any(),
+            Ok(l) => view! {
+                <div class="status" id="compute-time">
+                    {format!("{} · {} observations (state|nuisance) · computed in {:.1} ms in this browser · same numbers as: {}",
+                        l.world.name, l.names.len(), l.ms, l.settings.cli())}
+                </div>
+                <div class="grid">
+                    <SpectrumCard lab=l.clone() selected=selected />
+                    <MatrixCard lab=l.clone() which="Pi" fiedler=fiedler />
+                    <MatrixCard lab=l.clone() which="K" fiedler=fiedler />
+                    <EigenvectorCard lab=l.clone() selected=selected />
+                    <RotationCard lab=l.clone() rot=rot selected=selected />
+                    <BoundCard lab=l.clone() />
+                </div>
+            }.into_any(),
+        }}
+    }
+}
