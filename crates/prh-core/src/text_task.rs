@@ -1,0 +1,407 @@
+//! The text objectives of paper section 3 as [`TrainTask`]s: good-view JEPA, bad-view
+//! JEPA and next-token prediction, all on the same [`TextEncoder`].
+//!
+//! One step:
+//! 1. **views**: `batch_size` groups drawn from the seeded view stream; per group
+//!    `n_global + n_local` spans ([`crate::views`]), or, for next-token, one text
+//!    prefixed with `[CLS]` as beginning-of-sequence;
+//! 2. **forward**: all `V * n` views in one padded batch, split back into `V` `[n, d]`
+//!    embeddings;
+//! 3. **losses**: `invariance + lambda * SIGReg` ([`jepa_loss`]), or the next-token
+//!    cross-entropy `-log softmax(H W^T)[y]` averaged over real (non-pad) targets.
+
+use burn::prelude::*;
+use burn::tensor::activation::log_softmax;
+use burn::tensor::backend::AutodiffBackend;
+use rand::Rng;
+use rand::seq::index::sample;
+
+use crate::config::{Objective, TrainConfig};
+use crate::encoder::{EncoderSpec, TextEncoder};
+use crate::features::Features;
+use crate::metrics::{MetricOptions, measure};
+use crate::rng::{Stream, generator};
+use crate::tokenizer::TextTokenizer;
+use crate::train::{StepOutput, TrainTask, jepa_loss};
+use crate::views::{Padded, TokenizedCorpus, ViewKind, pad_rows, sample_views};
+use crate::{Error, Result};
+
+/// Token ids and padding mask of a padded batch as tensors.
+///
+/// # Shapes
+/// `p` `[n, len]` -> (`[n, len]` Int, `[n, len]` Bool).
+pub fn padded_tensors<B: Backend>(
+    p: &Padded,
+    device: &B::Device,
+) -> (Tensor<B, 2, Int>, Tensor<B, 2, Bool>) {
+    (
+        Tensor::from_data(TensorData::new(p.ids.clone(), [p.n, p.len]), device),
+        Tensor::from_data(TensorData::new(p.pad.clone(), [p.n, p.len]), device),
+    )
+}
+
+/// Whether sequences get a leading `[CLS]` (CLS pooling, and BOS for causal models).
+pub fn uses_cls(spec: &EncoderSpec) -> bool {
+    spec.cls_pooling || spec.causal
+}
+
+/// Embeds `texts` with a trained encoder: the pooled last hidden state before any
+/// projector ([`TextEncoder::represent`]), in batches of `batch`.
+///
+/// # Shapes
+/// `texts` `n` strings -> row-major `[n, d_model]`.
+pub fn embed_texts<B: Backend>(
+    model: &TextEncoder<B>,
+    spec: &EncoderSpec,
+    tok: &TextTokenizer,
+    texts: &[String],
+    batch: usize,
+    device: &B::Device,
+) -> Result<Vec<f32>> {
+    let cls = uses_cls(spec).then_some(tok.cls);
+    let cap = spec.max_len - usize::from(cls.is_some());
+    let mut out = Vec::with_capacity(texts.len() * spec.d_model);
+    for chunk in texts.chunks(batch.max(1)) {
+        let ids: Vec<Vec<u32>> = chunk
+            .iter()
+            .map(|t| {
+                let mut v = tok.encode(t)?;
+                v.truncate(cap);
+                Ok(v)
+            })
+            .collect::<Result<_>>()?;
+        let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+        let (i, p) = padded_tensors::<B>(&pad_rows(&rows, cls, tok.pad), device);
+        let z = model.represent(i, p).into_data();
+        out.extend(z.iter::<f32>());
+    }
+    Ok(out)
+}
+
+/// Held-out texts (one per group) and the frozen target they are compared with.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    /// One text per held-out group, row-aligned with `target`.
+    pub texts: Vec<String>,
+    /// Frozen target features, `[n, layers, d]`.
+    pub target: Features,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+}
+
+/// A text encoder plus its data and objective.
+pub struct TextTask {
+    /// Run configuration.
+    pub cfg: TrainConfig,
+    /// Architecture.
+    pub spec: EncoderSpec,
+    /// Tokenizer.
+    pub tokenizer: TextTokenizer,
+    /// Tokenized training groups.
+    pub corpus: TokenizedCorpus,
+    /// Optional periodic evaluation.
+    pub eval: Option<EvalSet>,
+}
+
+impl TextTask {
+    /// Tokenizes `groups` (trimmed to `views.trim`) and derives the encoder spec.
+    pub fn new(
+        cfg: TrainConfig,
+        tokenizer: TextTokenizer,
+        groups: &[crate::corpus::Group],
+    ) -> Result<Self> {
+        let tokenized = groups
+            .iter()
+            .map(|g| {
+                g.texts
+                    .iter()
+                    .map(|t| tokenizer.encode(t))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let corpus = TokenizedCorpus::new(tokenized, cfg.views.trim);
+        if corpus.groups.is_empty() {
+            return Err(Error::invalid(
+                "training corpus is empty after tokenization",
+            ));
+        }
+        let causal = cfg.run.objective == Objective::NextToken;
+        let spec = EncoderSpec::from_config(&cfg.model, tokenizer.vocab_size(), causal)?;
+        Ok(Self {
+            cfg,
+            spec,
+            tokenizer,
+            corpus,
+            eval: None,
+        })
+    }
+
+    /// Group indices of step `step`'s batch (without replacement when the corpus allows).
+    fn batch_groups(&self, rng: &mut impl Rng) -> Vec<usize> {
+        let (n, b) = (self.corpus.groups.len(), self.cfg.views.batch_size);
+        if b <= n {
+            sample(rng, n, b).into_vec()
+        } else {
+            (0..b).map(|_| rng.random_range(0..n)).collect()
+        }
+    }
+
+    fn jepa_step<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        kind: ViewKind,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        let seed = self.cfg.run.seed;
+        let mut rng = generator(seed, Stream::Views, step as u64);
+        let groups = self.batch_groups(&mut rng);
+        let cls = uses_cls(&self.spec).then_some(self.tokenizer.cls);
+        let cap = self.spec.max_len - usize::from(cls.is_some());
+        // 1. Views: per sample, V spans; stored view-major so rows v*n..(v+1)*n are view v.
+        let per_sample = groups
+            .iter()
+            .map(|&g| {
+                sample_views(
+                    &self.corpus,
+                    g,
+                    kind,
+                    &self.cfg.views,
+                    cap,
+                    self.tokenizer.mask,
+                    &mut rng,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (n, v) = (
+            groups.len(),
+            self.cfg.views.n_global + self.cfg.views.n_local,
+        );
+        let rows: Vec<&[u32]> = (0..v)
+            .flat_map(|j| per_sample.iter().map(move |s| s[j].tokens.as_slice()))
+            .collect();
+        let items = rows.iter().map(|r| r.len()).sum();
+        // 2. Forward: one batch of V*n sequences.
+        let (ids, pad) = padded_tensors::<B>(&pad_rows(&rows, cls, self.tokenizer.pad), device);
+        let z = model.embed(ids, pad); // (V*n, d)
+        let views: Vec<Tensor<B, 2>> = (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect();
+        // 3. Invariance + lambda * SIGReg.
+        Ok(jepa_loss(
+            &views,
+            self.cfg.views.n_global,
+            &self.cfg.loss,
+            seed,
+            step,
+            device,
+        )?
+        .into_step_output(items))
+    }
+
+    fn next_token_step<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        let mut rng = generator(self.cfg.run.seed, Stream::Views, step as u64);
+        let groups = self.batch_groups(&mut rng);
+        // 1. One text per group, `[CLS]` as BOS: input seq[..-1], target seq[1..].
+        let seqs: Vec<Vec<u32>> = groups
+            .iter()
+            .map(|&g| {
+                let texts = &self.corpus.groups[g];
+                let t = &texts[rng.random_range(0..texts.len())];
+                let take = t.len().min(self.spec.max_len);
+                std::iter::once(self.tokenizer.cls)
+                    .chain(t[..take].iter().copied())
+                    .collect()
+            })
+            .collect();
+        let inputs: Vec<&[u32]> = seqs.iter().map(|s| &s[..s.len() - 1]).collect();
+        let targets: Vec<&[u32]> = seqs.iter().map(|s| &s[1..]).collect();
+        let pin = pad_rows(&inputs, None, self.tokenizer.pad);
+        let ptg = pad_rows(&targets, None, self.tokenizer.pad);
+        let (ids, pad) = padded_tensors::<B>(&pin, device);
+        let (tgt, tpad) = padded_tensors::<B>(&ptg, device);
+        // 2. Forward.
+        let logits = model.lm_logits(ids, pad)?; // (n, L, V)
+        // 3. Cross-entropy over real targets.
+        let logp = log_softmax(logits, 2)
+            .gather(2, tgt.unsqueeze_dim::<3>(2))
+            .squeeze_dim::<2>(2); // (n, L)
+        let keep = tpad.bool_not().float();
+        let count = keep.clone().sum();
+        let ce = (logp * keep).sum().neg() / count;
+        let items = ptg.pad.iter().filter(|p| !**p).count();
+        Ok(StepOutput {
+            loss: ce.clone(),
+            terms: vec![("ce", ce)],
+            items,
+            embedding_std: None,
+        })
+    }
+}
+
+impl<B: AutodiffBackend> TrainTask<B> for TextTask {
+    type Model = TextEncoder<B>;
+
+    fn init_model(&self, device: &B::Device) -> Result<TextEncoder<B>> {
+        self.spec.init(device)
+    }
+
+    fn step(
+        &mut self,
+        model: &TextEncoder<B>,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        match self.cfg.run.objective {
+            Objective::Good => self.jepa_step(model, ViewKind::Good, step, device),
+            Objective::Bad => self.jepa_step(model, ViewKind::Bad, step, device),
+            Objective::NextToken => self.next_token_step(model, step, device),
+        }
+    }
+
+    /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target.
+    fn evaluate(
+        &mut self,
+        model: &TextEncoder<B::InnerBackend>,
+        _step: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        let Some(eval) = &self.eval else {
+            return Ok(Vec::new());
+        };
+        let device = model.devices().into_iter().next().unwrap_or_default();
+        let z = embed_texts(
+            model,
+            &self.spec,
+            &self.tokenizer,
+            &eval.texts,
+            256,
+            &device,
+        )?;
+        let d = self.spec.d_model;
+        let ours = Features::new(
+            "embeddings",
+            eval.texts.len(),
+            1,
+            d,
+            z.iter().map(|&x| f64::from(x)).collect(),
+        )?;
+        let opts = MetricOptions {
+            k: eval.k,
+            null_shuffles: 0,
+            ..MetricOptions::default()
+        };
+        let r = measure(&ours, &eval.target, &opts)?;
+        Ok(vec![
+            ("mutual_knn".into(), r.scores.mutual_knn),
+            ("cka".into(), r.scores.cka),
+        ])
+    }
+
+    fn best_metric(&self) -> Option<&str> {
+        self.eval.as_ref().map(|_| "mutual_knn")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TokenizerConfig;
+    use crate::corpus::Group;
+    use crate::train::{MemorySink, train};
+    use burn::backend::{Autodiff, NdArray};
+
+    /// 40 groups of 3 paraphrases: (colour, animal, action) is the state.
+    fn toy_groups() -> Vec<Group> {
+        let colours = ["red", "blue", "green", "black", "white"];
+        let animals = ["dog", "cat", "horse", "bird"];
+        let actions = ["runs", "sleeps"];
+        let mut out = Vec::new();
+        for (i, c) in colours.iter().enumerate() {
+            for (j, a) in animals.iter().enumerate() {
+                for (k, v) in actions.iter().enumerate() {
+                    out.push(Group {
+                        id: format!("{i}{j}{k}"),
+                        texts: vec![
+                            format!("a {c} {a} {v} in the park"),
+                            format!("the {a} that is {c} {v} today"),
+                            format!("look , one {c} {a} {v} there"),
+                        ],
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn task(objective: &str) -> TextTask {
+        let text = format!(
+            "[run]\nobjective = \"{objective}\"\nsteps = 50\nlog_every = 1\n\
+             [model]\nmax_len = 16\n[views]\nbatch_size = 16\n[loss]\nslices = 32\n\
+             [optim]\nwarmup_steps = 5\nlr = 2e-3\n"
+        );
+        let cfg = TrainConfig::from_toml("toy.toml", &text, &[]).unwrap();
+        let groups = toy_groups();
+        let tcfg = TokenizerConfig {
+            vocab_size: 100,
+            min_frequency: 1,
+            ..TokenizerConfig::default()
+        };
+        let tok = TextTokenizer::train(
+            groups
+                .iter()
+                .flat_map(|g| g.texts.iter().map(String::as_str)),
+            &tcfg,
+        )
+        .unwrap();
+        TextTask::new(cfg, tok, &groups).unwrap()
+    }
+
+    fn mean_loss(sink: &MemorySink, range: std::ops::Range<usize>) -> f64 {
+        let v: Vec<f64> = sink.records[range]
+            .iter()
+            .map(|r| r["loss"].as_f64().unwrap())
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    #[test]
+    fn tiny_encoder_loss_falls_over_50_steps() {
+        for objective in ["good", "next-token"] {
+            let mut t = task(objective);
+            let cfg = t.cfg.clone();
+            let mut sink = MemorySink::default();
+            let device = Default::default();
+            train::<Autodiff<NdArray>, _>(
+                &mut t, &cfg.run, &cfg.optim, "", None, &mut sink, &device,
+            )
+            .unwrap();
+            let (first, last) = (mean_loss(&sink, 0..10), mean_loss(&sink, 40..50));
+            eprintln!("{objective}: loss {first:.4} -> {last:.4}");
+            assert!(last < 0.8 * first, "{objective}: loss {first} -> {last}");
+        }
+    }
+
+    #[test]
+    fn embed_texts_matches_batching() {
+        let t = task("good");
+        let device = Default::default();
+        let model: TextEncoder<NdArray> = t.spec.init(&device).unwrap();
+        let texts: Vec<String> = toy_groups()
+            .iter()
+            .take(5)
+            .map(|g| g.texts[0].clone())
+            .collect();
+        let a = embed_texts(&model, &t.spec, &t.tokenizer, &texts, 5, &device).unwrap();
+        let b = embed_texts(&model, &t.spec, &t.tokenizer, &texts, 2, &device).unwrap();
+        assert_eq!(a.len(), 5 * t.spec.d_model);
+        let diff = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < 1e-5, "batching changed embeddings by {diff}");
+    }
+}
