@@ -34,6 +34,7 @@ pub mod corpus;
 pub mod tokenizer;
 pub mod views;
 pub mod encoder;
+pub mod text_task;
 pub mod world;
 pub mod pair_graph;
 pub mod kernel;
