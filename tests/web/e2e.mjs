@@ -67,7 +67,7 @@ function rng(seed) {
 async function startServer() {
   const port = 8600 + Math.floor(Math.random() * 300);
   const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", DIST], {
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: "ignore", // its request log would drown the results
   });
   const url = `http://127.0.0.1:${port}/`;
   for (let i = 0; i < 100; i++) {
@@ -103,10 +103,14 @@ async function spectral(page, url) {
   const perr = Math.max(...printed.map((v, i) => Math.abs(v - want[i])));
   check(printed.length === want.length && perr <= 5e-7, `spectral: printed eigenvalues match to their 6 decimals (max diff ${perr.toExponential(2)})`);
   check((await page.evaluate(() => location.search)).includes(`n=${n}`), "spectral: the URL records the changed control");
-  // Colour the states by the second eigenvector (click its bar), for the screenshot.
-  const bars = await page.$("#spectrum-canvas");
-  const box = await bars.boundingBox();
+  // Clicking a bar selects its eigenvector (and records it in the URL).
+  const box = await (await page.$("#spectrum-canvas")).boundingBox();
   await page.mouse.click(box.x + 34 + ((box.width - 34) * 1.5) / want.length, box.y + box.height / 2);
+  await page.waitForFunction(() => location.search.includes("ev=1"), { timeout: 5000 });
+  check(true, "spectral: clicking eigenvalue bar 1 selects eigenvector 1");
+  // The screenshot: the two-modality scene world, mostly bad views for the text side.
+  await page.goto(`${url}?lab=spectral&preset=scenes&n=12&seed=1&alpha=0.9&d=4&skip=1&ev=1&rot=0.6`, { waitUntil: "load" });
+  await page.waitForSelector("#eigenvalues");
   await page.screenshot({ path: join(SHOTS, "spectral-lab.png"), fullPage: true });
 }
 

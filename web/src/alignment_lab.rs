@@ -296,15 +296,12 @@ fn PerPointHistogram(
     let shares: Vec<f64> = counts.iter().map(|c| c / total).collect();
     Effect::new(move |_| {
         if let Some(c) = canvas.get() {
-            draw::bars(
-                &c,
-                &shares,
-                &draw::BarMarks {
-                    top: 0,
-                    selected: None,
-                    trivial: None,
-                },
-            );
+            let top = shares.iter().fold(0.0_f64, |m, &x| m.max(x));
+            let marks = draw::BarMarks {
+                y_range: (0.0, top.max(1e-9)),
+                ..draw::BarMarks::plain()
+            };
+            draw::bars(&c, &shares, &marks);
         }
     });
     view! { <canvas node_ref=canvas width="420" height="120"></canvas><div class="status">"share of samples with 0, 1, …, k shared neighbours"</div> }
@@ -378,8 +375,8 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
         <div class="card">
             <h2>"PCA of A and of B"<ExportButtons canvas=ca numbers=json name="pca_a" /></h2>
             <div class="pair">
-                <figure><canvas node_ref=ca width="260" height="260" on:mousemove=hover_on(ca, an.pca_a.clone())></canvas><figcaption>"A"</figcaption></figure>
-                <figure><canvas node_ref=cb width="260" height="260" on:mousemove=hover_on(cb, an.pca_b.clone())></canvas><figcaption>"B"</figcaption></figure>
+                <figure><canvas node_ref=ca id="scatter-a" width="260" height="260" on:mousemove=hover_on(ca, an.pca_a.clone())></canvas><figcaption>"A"</figcaption></figure>
+                <figure><canvas node_ref=cb id="scatter-b" width="260" height="260" on:mousemove=hover_on(cb, an.pca_b.clone())></canvas><figcaption>"B"</figcaption></figure>
             </div>
             <div class="status" id="hover-info">{info}</div>
             <p class="explain">"Each space projected on its own two main axes. Hover a sample: it and its k nearest neighbours are ringed in both spaces. Aligned representations keep the same neighbours even when the pictures look rotated."</p>

@@ -98,12 +98,27 @@ pub struct BarMarks {
     pub selected: Option<usize>,
     /// The trivial eigenvalue's index (drawn grey).
     pub trivial: Option<usize>,
+    /// Value range of the y axis, (low, high); [-1, 1] for a normalised spectrum.
+    pub y_range: (f64, f64),
+}
+
+impl BarMarks {
+    /// Plain bars on [-1, 1] (eigenvalues, unit eigenvector entries): nothing marked.
+    pub fn plain() -> BarMarks {
+        BarMarks {
+            top: 0,
+            selected: None,
+            trivial: None,
+            y_range: (-1.0, 1.0),
+        }
+    }
 }
 
 /// Left margin of [`bars`], needed to map clicks back to bars.
 pub const BAR_MARGIN: f64 = 34.0;
 
-/// Draws values in [-1, 1] as vertical bars with the top-d block and the gap marked.
+/// Draws values as vertical bars on the y range of `marks`, with the top-d block and the
+/// gap marked.
 pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
     let Some(ctx) = context(canvas) else { return };
     let (w, h) = (canvas.width() as f64, canvas.height() as f64);
@@ -113,18 +128,23 @@ pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
     if n == 0 {
         return;
     }
-    // y axis spans [-1, 1], the range of a normalised kernel's spectrum.
-    let y_of = |v: f64| 8.0 + (1.0 - v.clamp(-1.0, 1.0)) / 2.0 * (h - 16.0);
+    let (lo, hi) = marks.y_range;
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let y_of = |v: f64| 8.0 + (hi - v.clamp(lo, hi)) / span * (h - 16.0);
     ctx.set_stroke_style_str("#999");
     ctx.set_line_width(1.0);
     ctx.set_font("10px sans-serif");
     ctx.set_fill_style_str("#555");
-    for (v, label) in [(1.0, "1"), (0.0, "0"), (-1.0, "-1")] {
+    let mut ticks = vec![lo, hi];
+    if lo < 0.0 && hi > 0.0 {
+        ticks.push(0.0);
+    }
+    for v in ticks {
         ctx.begin_path();
         ctx.move_to(BAR_MARGIN, y_of(v));
         ctx.line_to(w, y_of(v));
         ctx.stroke();
-        let _ = ctx.fill_text(label, 4.0, y_of(v) + 3.0);
+        let _ = ctx.fill_text(&tick_label(v), 4.0, y_of(v) + 3.0);
     }
     let bw = (w - BAR_MARGIN) / n as f64;
     for (j, &v) in values.iter().enumerate() {
@@ -136,7 +156,7 @@ pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
             "#8fb3e0"
         };
         ctx.set_fill_style_str(colour);
-        let (y0, y1) = (y_of(0.0), y_of(v));
+        let (y0, y1) = (y_of(0.0_f64.clamp(lo, hi)), y_of(v));
         ctx.fill_rect(
             BAR_MARGIN + j as f64 * bw + bw * 0.1,
             y0.min(y1),
@@ -271,3 +291,10 @@ pub const PALETTE: [&str; 10] = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
     "#9c755f", "#bab0ac",
 ];
+
+/// Axis label of a tick: at most two decimals, trailing zeros dropped ("1", "-1", "0.35").
+fn tick_label(v: f64) -> String {
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
+}

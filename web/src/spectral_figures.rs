@@ -56,6 +56,7 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
                     top: window_end.min(vals.len()),
                     selected: sel,
                     trivial,
+                    y_range: (-1.0, 1.0),
                 },
             );
         }
@@ -182,15 +183,7 @@ pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl
         let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs())).max(1e-300);
         let scaled: Vec<f64> = v.iter().map(|x| x / m).collect();
         if let Some(c) = canvas.get() {
-            draw::bars(
-                &c,
-                &scaled,
-                &BarMarks {
-                    top: 0,
-                    selected: None,
-                    trivial: None,
-                },
-            );
+            draw::bars(&c, &scaled, &BarMarks::plain());
         }
     });
     let col3 = column.clone();
@@ -326,7 +319,7 @@ pub fn RotationCard(
                 check.residual, check.relative_residual, fmt_opt(check.gaps[0]), fmt_opt(check.gaps[1])
             )}</div>
             <p class="explain">{format!(
-                "Each dot is one pair (state, nuisance of A, nuisance of B), placed at the first two coordinates of its optimal {}-dimensional representation in each modality ({ka} and {kb} nuisances). Slide t to 1: A turns by one orthogonal Q. With good views on both sides the clouds then coincide (residual at round-off): the same representation up to a rotation. Slide α up and B starts encoding its nuisance, which no rotation can undo.",
+                "Each dot is one pair (state, nuisance of A, nuisance of B), placed at the first two coordinates of its optimal {}-dimensional representation in each modality ({ka} and {kb} nuisances). Slide t to 1: A turns by one orthogonal Q. With good views on both sides the clouds then coincide (residual at round-off): the same representation up to a rotation. Slide α up: bad views add the nuisance directions with eigenvalues α λ, and once they climb into B's top d, B encodes its nuisance, which no rotation can undo.",
                 lab.settings.d
             )}</p>
         </div>
