@@ -46,10 +46,10 @@ pub fn ExportButtons(
     name: &'static str,
 ) -> impl IntoView {
     let to_png = move |_| {
-        if let Some(c) = canvas.get() {
-            if let Err(e) = png(&c, &format!("{name}.png")) {
-                web_sys::console::error_1(&e);
-            }
+        if let Some(c) = canvas.get()
+            && let Err(e) = png(&c, &format!("{name}.png"))
+        {
+            web_sys::console::error_1(&e);
         }
     };
     let to_json = move |_| {
