@@ -11,7 +11,8 @@
 # - PRH_WASM_TARGET_DIR (default "$CARGO_TARGET_DIR-wasm"): a separate target dir for the
 #   wasm32 build, so native and wasm feature sets do not keep recompiling burn.
 # - PRH_TOOLS (default /opt/prh-tools): where wasm-bindgen-cli 0.2.130 is installed once
-#   (`cargo install --root`), skipped when present.
+#   (`cargo install --root`), skipped when present. Its wasm-bindgen-test-runner runs
+#   web/tests/core_numerics.rs under node (Debian's nodejs, also used by the e2e test).
 # - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
 # - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
 # Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test).
@@ -52,6 +53,10 @@ ls -l "$NATIVE"
 step "prh-web for wasm32 (profile $PROFILE, target dir $WASM_TARGET_DIR)"
 CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo build -p prh-web --target wasm32-unknown-unknown --profile "$PROFILE"
 WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/$PROFILE_DIR/prh-web.wasm"
+
+step "wasm-bindgen-test: core numerics in wasm32 equal the native reference values"
+CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$TOOLS/bin/wasm-bindgen-test-runner" \
+  cargo test -p prh-web --target wasm32-unknown-unknown --test core_numerics
 
 step "dist/: wasm-bindgen + the page trunk would write"
 rm -rf dist
