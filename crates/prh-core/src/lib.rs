@@ -35,6 +35,8 @@ pub mod tokenizer;
 pub mod views;
 pub mod encoder;
 pub mod text_task;
+pub mod bundle;
+pub mod backend;
 pub mod world;
 pub mod pair_graph;
 pub mod kernel;
