@@ -243,8 +243,8 @@ mod tests {
         }
         assert_eq!(sp.trivial_index, 0);
         let s: Vec<f64> = sp.p.iter().map(|x| x.sqrt()).collect();
-        for i in 0..n {
-            assert!((sp.vectors[(i, 0)] - s[i]).abs() < 1e-12);
+        for (i, si) in s.iter().enumerate() {
+            assert!((sp.vectors[(i, 0)] - si).abs() < 1e-12);
         }
         // The re-based eigenvalue-1 space stays orthonormal.
         let u = sp.top(3, false).unwrap();

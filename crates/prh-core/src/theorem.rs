@@ -20,8 +20,9 @@
 //!      2 min(sqrt(d) ||E||_op, ||E||_F) / min(lambda_{r-1}(K_1) - lambda_r(K_1),
 //!      lambda_s(K_1) - lambda_{s+1}(K_1)) for the window r..s (lambda_0 = +inf,
 //!      lambda_{n+1} = -inf); it also bounds the operator norm since ||.||_op <= ||.||_F.
-//!    A gap delta <= 0 (numerically: <= `GAP_TOL`) makes a bound inapplicable: it is reported as `None` ("n/a"), never
-//!    as a number. An infinite gap (window = everything) gives the bound 0.
+//!
+//! A gap delta <= 0 (numerically: <= [`GAP_TOL`]) makes a bound inapplicable: it is reported
+//! as `None` ("n/a"), never as a number. An infinite gap (window = everything) gives 0.
 
 use crate::kernel::Kernel;
 use crate::linalg::{Matrix, fro_norm, op_norm};

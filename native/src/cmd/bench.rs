@@ -20,6 +20,8 @@ use std::time::Instant;
 pub enum Bench {
     /// Full symmetric eigendecomposition of kernels K (faer) vs numpy.linalg.eigh (LAPACK).
     Eigen(EigenArgs),
+    /// PRH metrics at N = 1024 (D = 768, 4096) and Procrustes at N = 30,000 vs numpy.
+    Metrics(super::bench_metrics::MetricsBenchArgs),
 }
 
 /// Options of `bench eigen`.
@@ -48,13 +50,14 @@ pub struct EigenArgs {
 pub fn run(bench: Bench) -> Result<()> {
     match bench {
         Bench::Eigen(a) => eigen(a),
+        Bench::Metrics(a) => super::bench_metrics::run(a),
     }
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
+    if !xs.len().is_multiple_of(2) {
         xs[m]
     } else {
         0.5 * (xs[m - 1] + xs[m])

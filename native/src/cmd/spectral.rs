@@ -121,8 +121,18 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// Fixed notation for ordinary magnitudes, scientific for tiny or huge ones (gaps of 1e-6
+/// must not print as 0.000000).
+fn fmt_num(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e5).contains(&x.abs()) {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
 fn fmt_opt(x: Option<f64>) -> String {
-    x.map_or("n/a (gap <= 0)".to_string(), |v| format!("{v:.6}"))
+    x.map_or("n/a (gap <= 0)".to_string(), fmt_num)
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -241,7 +251,7 @@ pub fn run(args: Args) -> Result<()> {
     )?;
     let w = s1.window(d, args.skip_trivial)?;
     let shown = s1.n().min(w.end + 8);
-    writeln!(o, "{:>5}  {:>10}  {}", "#", "eigenvalue", "")?;
+    writeln!(o, "{:>5}  {:>10}", "#", "eigenvalue")?;
     for j in 0..shown {
         let mut tag = String::new();
         if j == s1.trivial_index {
@@ -257,7 +267,7 @@ pub fn run(args: Args) -> Result<()> {
                 "{:>5}  {:>10}  gap {}",
                 "",
                 "---",
-                gap.map_or("(none: window reaches n)".into(), |g| format!("{g:.6}"))
+                gap.map_or("(none: window reaches n)".into(), fmt_num)
             )?;
         }
     }
@@ -291,14 +301,14 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(
             o,
             "{:<28} {:>16} {:>16}",
-            format!("Davis–Kahan (delta {:.4})", c.davis_kahan_gap),
+            format!("Davis–Kahan (delta {})", fmt_num(c.davis_kahan_gap)),
             fmt_opt(c.davis_kahan_bound),
             fmt_opt(c.davis_kahan_bound_fro)
         )?;
         writeln!(
             o,
             "{:<28} {:>16} {:>16}",
-            format!("Yu–Wang–Samworth (gap {:.4})", c.yws_gap),
+            format!("Yu–Wang–Samworth (gap {})", fmt_num(c.yws_gap)),
             fmt_opt(c.yws_bound),
             fmt_opt(c.yws_bound)
         )?;
