@@ -42,6 +42,8 @@ pub fn hsic_biased(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64> {
     hsic_biased_fn(n, |i, j| k[(i, j)], |i, j| l[(i, j)])
 }
 
+// Index loops: the kernels are closures (i, j) -> value, so there is no slice to iterate.
+#[allow(clippy::needless_range_loop)]
 fn hsic_biased_fn(
     n: usize,
     k: impl Fn(usize, usize) -> f64,
@@ -79,6 +81,7 @@ pub fn hsic_unbiased(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64> {
     hsic_unbiased_fn(n, |i, j| k[(i, j)], |i, j| l[(i, j)])
 }
 
+#[allow(clippy::needless_range_loop)]
 fn hsic_unbiased_fn(
     m: usize,
     k: impl Fn(usize, usize) -> f64,

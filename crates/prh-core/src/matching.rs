@@ -14,6 +14,7 @@
 //!    projected to a permutation by the Hungarian algorithm;
 //! 3. refinement of each candidate by alternating Procrustes and assignment, then 2-opt
 //!    swaps on the best one (n <= `two_opt_max_n`).
+//!
 //! The lower bound is Hoffman–Wielandt's: GW(σ) >= (1/n^2) Σ_i (λ_i(C_A) - λ_i(C_B))^2.
 
 use crate::linalg::{Matrix, sym_eigen};

@@ -165,6 +165,8 @@ pub fn pair_scores(a: &LayerView, b: &LayerView, opts: &MetricOptions) -> Result
     })
 }
 
+type BestSoFar = ([f64; 7], [(usize, usize); 7]);
+
 /// Measures every metric between `a` and `b` (rows paired by index), the PRH way:
 /// clamp each array at its outlier quantile, normalise each layer's rows, score every
 /// layer pair (i, j) and report max_{i,j} score_ij per metric with its argmax.
@@ -188,7 +190,8 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             .collect()
     };
     let (va, vb) = (views(&a)?, views(&b)?);
-    let mut best: Option<([f64; 7], [(usize, usize); 7])> = None;
+    // Per metric: the best score so far and its layer pair.
+    let mut best: Option<BestSoFar> = None;
     for (i, la) in va.iter().enumerate() {
         for (j, lb) in vb.iter().enumerate() {
             let s = pair_scores(la, lb, opts)?.fields();
