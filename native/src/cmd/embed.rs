@@ -1,0 +1,90 @@
+//! `prh-native embed`: embed any texts with a trained run's checkpoint.
+//!
+//! ```text
+//! $ prh-native embed --run runs/good-en --texts captions.txt --out emb.npy
+//! embedded 1014 texts -> emb.npy [1014, 384]
+//! ```
+//! The embedding is the pooled last hidden state before any projector (mean-pooled for
+//! the next-token baseline), the representation compared across modalities (paper §5).
+
+use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::prelude::Backend;
+use prh_core::corpus;
+use prh_core::features;
+use prh_core::text_task::embed_texts;
+use std::path::{Path, PathBuf};
+
+use super::train::{load_model, load_run, not_compiled};
+
+/// Embed texts with a trained checkpoint into an .npy file [N, D].
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run folder written by `prh-native train`.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Texts: one per line (.txt), or a corpus (.jsonl: the first text of each group).
+    #[arg(long)]
+    pub texts: PathBuf,
+    /// Output .npy (float32 [N, D]).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Which checkpoint: best (falls back to latest) or latest.
+    #[arg(long, default_value = "best")]
+    pub checkpoint: String,
+    /// Texts per forward pass.
+    #[arg(long, default_value_t = 256)]
+    pub batch: usize,
+    /// Backend: cpu, wgpu or cuda.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+fn read_texts(path: &Path) -> Result<Vec<String>> {
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        let c = corpus::read_jsonl(path)?;
+        return Ok(c.groups.into_iter().map(|g| g.texts[0].clone()).collect());
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let lines: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+    if lines.is_empty() {
+        bail!("{}: no texts (expected one text per line)", path.display());
+    }
+    Ok(lines)
+}
+
+fn embed_on<B: Backend>(args: &Args, device: B::Device) -> Result<()> {
+    if !matches!(args.checkpoint.as_str(), "best" | "latest") {
+        bail!("--checkpoint: expected best or latest, got `{}`", args.checkpoint);
+    }
+    let (spec, tok, ck) = load_run(&args.run, &args.checkpoint)?;
+    let model = load_model::<B>(&spec, &ck, &device)?;
+    let texts = read_texts(&args.texts)?;
+    let z = embed_texts(&model, &spec, &tok, &texts, args.batch, &device)?;
+    features::write_npy(&args.out, &[texts.len(), spec.d_model], &z)?;
+    println!("embedded {} texts -> {} [{}, {}] (checkpoint step {})", texts.len(), args.out.display(), texts.len(), spec.d_model, ck.meta.step);
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<()> {
+    match args.device.as_str() {
+        "cpu" => {
+            #[cfg(feature = "cpu")]
+            return embed_on::<prh_core::backend::Cpu>(&args, Default::default());
+            #[cfg(not(feature = "cpu"))]
+            return Err(not_compiled("cpu"));
+        }
+        "wgpu" => {
+            #[cfg(feature = "wgpu")]
+            return embed_on::<prh_core::backend::Wgpu>(&args, Default::default());
+            #[cfg(not(feature = "wgpu"))]
+            return Err(not_compiled("wgpu"));
+        }
+        "cuda" => {
+            #[cfg(feature = "cuda")]
+            return embed_on::<prh_core::backend::Cuda>(&args, Default::default());
+            #[cfg(not(feature = "cuda"))]
+            return Err(not_compiled("cuda"));
+        }
+        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
+    }
+}

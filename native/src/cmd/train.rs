@@ -1,0 +1,291 @@
+//! `prh-native train`: train a text encoder with good views, bad views or next-token
+//! prediction (paper sections 3-4) and keep everything in a run folder.
+//!
+//! ```text
+//! $ prh-native train --config configs/tiny.toml --out runs/tiny
+//! step 10/60 loss 0.2411 lr 5.0e-4 12.3 steps/s
+//! ...
+//! run folder runs/tiny: config.toml tokenizer.json spec.json metrics.jsonl checkpoints/ embeddings.npy
+//! $ prh-native train --resume runs/tiny --set run.steps=120     # continue exactly
+//! ```
+//!
+//! Run folder: `config.toml` (resolved), `tokenizer.json`, `spec.json` (architecture),
+//! `metrics.jsonl` (one JSON object per logged step), `checkpoints/latest.ckpt` and
+//! `checkpoints/best.ckpt` (atomic), `embeddings.npy` + `embeddings_ids.txt` (held-out
+//! texts embedded by the final model).
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+use prh_core::backend::burn::prelude::Backend;
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::checkpoint::{Checkpoint, module_from_bytes, write_atomic};
+use prh_core::config::TrainConfig;
+use prh_core::corpus::{self, Corpus};
+use prh_core::encoder::{EncoderSpec, TextEncoder};
+use prh_core::features::{self, Features};
+use prh_core::text_task::{EvalSet, TextTask, embed_texts};
+use prh_core::tokenizer::TextTokenizer;
+use prh_core::train::{RunSink, train};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Train a text JEPA (good / bad views) or the next-token baseline.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run config (TOML); see configs/. Not needed with --resume.
+    #[arg(long, required_unless_present = "resume")]
+    pub config: Option<PathBuf>,
+    /// Override a config field, e.g. --set optim.lr=1e-4 (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Run folder (default runs/<config name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue the run in this folder from its latest checkpoint.
+    #[arg(long, conflicts_with_all = ["config", "out"])]
+    pub resume: Option<PathBuf>,
+    /// Backend: cpu, wgpu or cuda (must be compiled in with the cargo feature of that name).
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Data directory (default $PRH_DATA, else ../shared/data).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+}
+
+/// The error for a backend that this binary was built without.
+pub fn not_compiled(name: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--device {name}: this binary was built without the `{name}` backend (compiled: {}); \
+         rebuild with `cargo build -p prh-native --features {name}`",
+        prh_core::backend::compiled().join(", ")
+    )
+}
+
+/// Loads corpus `split` as the config says (Multi30k split, or a JSONL file).
+fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Option<Corpus>> {
+    match cfg.data.source.as_str() {
+        "multi30k" => {
+            let dir = corpus::data_dir(data)
+                .context("no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)")?;
+            let split = if eval { &cfg.data.eval_split } else { &cfg.data.train_split };
+            if split.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(corpus::read_multi30k(&dir, split, &cfg.data.lang)?))
+        }
+        "jsonl" => {
+            let p = if eval { &cfg.data.eval_path } else { &cfg.data.path };
+            if p.is_empty() {
+                if eval {
+                    return Ok(None);
+                }
+                bail!("data.path: a JSONL corpus file is required when data.source = \"jsonl\"");
+            }
+            Ok(Some(corpus::read_jsonl(Path::new(p))?))
+        }
+        other => bail!("data.source: expected `multi30k` or `jsonl`, got `{other}`"),
+    }
+}
+
+/// Metrics, checkpoints and progress into a run folder.
+struct FsSink {
+    dir: PathBuf,
+    metrics: std::fs::File,
+    bar: Option<ProgressBar>,
+    start: Instant,
+    log_every: usize,
+    first_step: usize,
+}
+
+impl RunSink for FsSink {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+    fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
+        let path = self.dir.join("metrics.jsonl");
+        writeln!(self.metrics, "{record}").map_err(|e| prh_core::Error::io(&path, e))
+    }
+    fn save(&mut self, name: &str, ck: &Checkpoint) -> prh_core::Result<()> {
+        ck.write(&self.dir.join("checkpoints").join(format!("{name}.ckpt")))
+    }
+    fn progress(&mut self, step: usize, total: usize, loss: f64) {
+        let rate = (step - self.first_step) as f64 / self.now().max(1e-9);
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(step as u64);
+                bar.set_message(format!("loss {loss:.4}"));
+            }
+            None if step % self.log_every.max(1) == 0 || step == total => {
+                eprintln!("step {step}/{total} loss {loss:.4} {rate:.2} steps/s");
+            }
+            None => {}
+        }
+    }
+}
+
+/// Reads a run folder's spec, tokenizer and a checkpoint (`best` falls back to `latest`).
+pub fn load_run(dir: &Path, which: &str) -> Result<(EncoderSpec, TextTokenizer, Checkpoint)> {
+    let spec_path = dir.join("spec.json");
+    let spec: EncoderSpec = serde_json::from_slice(
+        &std::fs::read(&spec_path).with_context(|| format!("reading {} (is this a run folder?)", spec_path.display()))?,
+    )
+    .with_context(|| format!("parsing {}", spec_path.display()))?;
+    let tok_path = dir.join("tokenizer.json");
+    let tok_bytes = std::fs::read(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?;
+    let tok = TextTokenizer::from_bytes(&tok_path.display().to_string(), &tok_bytes)?;
+    let mut ck_path = dir.join("checkpoints").join(format!("{which}.ckpt"));
+    if which == "best" && !ck_path.exists() {
+        ck_path = dir.join("checkpoints").join("latest.ckpt");
+    }
+    let ck = Checkpoint::read(&ck_path)?;
+    Ok((spec, tok, ck))
+}
+
+/// Rebuilds the encoder of a checkpoint on an inference backend.
+pub fn load_model<B: Backend>(spec: &EncoderSpec, ck: &Checkpoint, device: &B::Device) -> Result<TextEncoder<B>> {
+    Ok(module_from_bytes::<B, _>(spec.init::<B>(device)?, &ck.model, device)?)
+}
+
+/// Held-out texts (one per group) and their ids.
+fn heldout(cfg: &TrainConfig, data: Option<&Path>, train: &Corpus) -> Result<(Vec<String>, Vec<String>)> {
+    let eval = load_corpus(cfg, data, true)?;
+    let src = eval.as_ref().unwrap_or(train);
+    let n = src.groups.len().min(cfg.eval.max_groups.max(1));
+    Ok(src.groups[..n].iter().map(|g| (g.texts[0].clone(), g.id.clone())).unzip())
+}
+
+fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+    // Config, run folder and (on resume) the checkpoint.
+    let (cfg, dir, resume) = match &args.resume {
+        Some(dir) => {
+            let p = dir.join("config.toml");
+            let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
+            let ck = Checkpoint::read(&dir.join("checkpoints").join("latest.ckpt"))?;
+            (cfg, dir.clone(), Some(ck))
+        }
+        None => {
+            let p = args.config.as_ref().context("--config is required")?;
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
+            let stem = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
+            let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("runs").join(stem));
+            if dir.join("metrics.jsonl").exists() {
+                bail!("{} already holds a run; continue it with --resume {0} or choose another --out", dir.display());
+            }
+            (cfg, dir, None)
+        }
+    };
+    std::fs::create_dir_all(dir.join("checkpoints")).with_context(|| format!("creating {}", dir.display()))?;
+    let data = args.data.as_deref();
+    let mut train_corpus = load_corpus(&cfg, data, false)?.context("no training corpus")?;
+    train_corpus.truncate(cfg.data.max_groups);
+    // Tokenizer: the run's own on resume, else a given file, else trained here.
+    let tok_path = dir.join("tokenizer.json");
+    let tok = if resume.is_some() {
+        TextTokenizer::from_bytes(&tok_path.display().to_string(), &std::fs::read(&tok_path)?)?
+    } else if !cfg.tokenizer.path.is_empty() {
+        let p = Path::new(&cfg.tokenizer.path);
+        TextTokenizer::from_bytes(&p.display().to_string(), &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?)?
+    } else {
+        TextTokenizer::train(train_corpus.texts(), &cfg.tokenizer)?
+    };
+    let config_toml = cfg.to_toml()?;
+    let mut task = TextTask::new(cfg.clone(), tok, &train_corpus.groups)?;
+    if resume.is_none() {
+        write_atomic(&tok_path, task.tokenizer.to_json()?.as_bytes())?;
+        write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;
+        write_atomic(&dir.join("spec.json"), serde_json::to_string_pretty(&task.spec)?.as_bytes())?;
+    } else {
+        write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;
+    }
+    let (texts, ids) = heldout(&cfg, data, &train_corpus)?;
+    if !cfg.eval.target.is_empty() {
+        let mut target = features::load(Path::new(&cfg.eval.target), None)?;
+        let n = texts.len().min(target.n);
+        if n <= cfg.eval.k {
+            bail!("eval.target {}: {n} rows, need more than eval.k = {}", cfg.eval.target, cfg.eval.k);
+        }
+        let row = target.layers * target.d;
+        target = Features::new(&target.source, n, target.layers, target.d, target.data[..n * row].to_vec())?;
+        task.eval = Some(EvalSet { texts: texts[..n].to_vec(), target, k: cfg.eval.k });
+    }
+    // Metrics: on resume, drop lines logged after the checkpoint (they will be redone).
+    let metrics_path = dir.join("metrics.jsonl");
+    let start_step = resume.as_ref().map_or(0, |c| c.meta.step);
+    if resume.is_some() && metrics_path.exists() {
+        let kept: String = std::fs::read_to_string(&metrics_path)?
+            .lines()
+            .filter(|l| serde_json::from_str::<serde_json::Value>(l).ok().and_then(|v| v["step"].as_u64()).is_some_and(|s| s as usize <= start_step))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        write_atomic(&metrics_path, kept.as_bytes())?;
+    }
+    let metrics = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&metrics_path)
+        .with_context(|| format!("opening {}", metrics_path.display()))?;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(cfg.run.steps as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.set_position(start_step as u64);
+        bar
+    });
+    let mut sink = FsSink { dir: dir.clone(), metrics, bar, start: Instant::now(), log_every: cfg.run.log_every, first_step: start_step };
+    eprintln!(
+        "training {:?} {} ({} groups, vocab {}, {} params) on {} into {}",
+        cfg.run.objective,
+        cfg.model.size,
+        task.corpus.groups.len(),
+        task.tokenizer.vocab_size(),
+        task.spec.init::<B>(&device).map(|m| prh_core::backend::burn::module::Module::num_params(&m)).unwrap_or(0),
+        args.device,
+        dir.display()
+    );
+    let summary = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &config_toml, resume.as_ref(), &mut sink, &device)?;
+    if let Some(bar) = &sink.bar {
+        bar.finish();
+    }
+    // Embeddings export of the held-out texts with the final model.
+    let inner = prh_core::backend::burn::module::AutodiffModule::valid(&summary.model);
+    let z = embed_texts(&inner, &task.spec, &task.tokenizer, &texts, 256, &device)?;
+    features::write_npy(&dir.join("embeddings.npy"), &[texts.len(), task.spec.d_model], &z)?;
+    std::fs::write(dir.join("embeddings_ids.txt"), ids.join("\n") + "\n")?;
+    eprintln!(
+        "done: {} steps, last loss {:.4}{}; run folder {}",
+        summary.steps,
+        summary.last_loss,
+        summary.best.map(|b| format!(", best mutual_knn {b:.4}")).unwrap_or_default(),
+        dir.display()
+    );
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<()> {
+    match args.device.as_str() {
+        "cpu" => {
+            #[cfg(feature = "cpu")]
+            return train_on::<prh_core::backend::CpuTrain>(&args, Default::default());
+            #[cfg(not(feature = "cpu"))]
+            return Err(not_compiled("cpu"));
+        }
+        "wgpu" => {
+            #[cfg(feature = "wgpu")]
+            return train_on::<prh_core::backend::WgpuTrain>(&args, Default::default());
+            #[cfg(not(feature = "wgpu"))]
+            return Err(not_compiled("wgpu"));
+        }
+        "cuda" => {
+            #[cfg(feature = "cuda")]
+            return train_on::<prh_core::backend::CudaTrain>(&args, Default::default());
+            #[cfg(not(feature = "cuda"))]
+            return Err(not_compiled("cuda"));
+        }
+        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
+    }
+}
