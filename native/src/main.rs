@@ -32,6 +32,14 @@ enum Command {
     Align(cmd::align::Args),
     /// Pair-free matching: recover the pairing from the two geometries alone.
     Match(cmd::matching::Args),
+    /// Train a text encoder: good-view / bad-view JEPA or next-token (run folder, resume).
+    Train(cmd::train::Args),
+    /// Embed texts with a trained run's checkpoint into an .npy file.
+    Embed(cmd::embed::Args),
+    /// Export a trained encoder as the web app's safetensors bundle.
+    Export(cmd::export::Args),
+    /// SIGReg (LeJEPA's Gaussianity statistic) of an embedding file: collapse diagnosis.
+    Sigreg(cmd::sigreg::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,5 +61,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Metrics(args) => cmd::metrics::run(args),
         Command::Align(args) => cmd::align::run(args),
         Command::Match(args) => cmd::matching::run(args),
+        Command::Train(args) => cmd::train::run(args),
+        Command::Embed(args) => cmd::embed::run(args),
+        Command::Export(args) => cmd::export::run(args),
+        Command::Sigreg(args) => cmd::sigreg::run(args),
     }
 }

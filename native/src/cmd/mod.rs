@@ -5,3 +5,7 @@ pub mod demo;
 pub mod matching;
 pub mod metrics;
 pub mod spectral;
+pub mod embed;
+pub mod export;
+pub mod sigreg;
+pub mod train;
