@@ -38,6 +38,9 @@ pub struct Args {
     /// Random FAQ restarts besides the Gromov–Wasserstein and barycentre starts.
     #[arg(long, default_value_t = 8)]
     pub restarts: usize,
+    /// Annealing steps of the entropic Gromov–Wasserstein initialisation.
+    #[arg(long, default_value_t = 30)]
+    pub gw_steps: usize,
     /// Seed of the shuffle hiding B's order and of the random restarts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
