@@ -1,6 +1,7 @@
 //! One module per subcommand.
 pub mod align;
 pub mod bench;
+pub mod bench_metrics;
 pub mod demo;
 pub mod matching;
 pub mod metrics;
