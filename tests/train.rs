@@ -1,1 +1,273 @@
-//! Integration tests for `prh-native train` (filled by its issue).
+//! Integration tests for `prh-native train`, `embed`, `export` and `sigreg`: they drive
+//! the real binary on a toy JSONL corpus written into a temporary folder (CPU, seconds).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prh-native"))
+}
+
+fn configs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs")
+}
+
+/// 40 groups of 3 paraphrases; the state is (colour, animal, action).
+fn write_toy_corpus(dir: &Path) -> PathBuf {
+    let mut out = String::new();
+    for c in ["red", "blue", "green", "black", "white"] {
+        for a in ["dog", "cat", "horse", "bird"] {
+            for v in ["runs", "sleeps"] {
+                let texts = [
+                    format!("a {c} {a} {v} in the park"),
+                    format!("the {a} that is {c} {v} today"),
+                    format!("look , one {c} {a} {v} there"),
+                ];
+                out.push_str(
+                    &serde_json::json!({ "id": format!("{c}-{a}-{v}"), "texts": texts })
+                        .to_string(),
+                );
+                out.push('\n');
+            }
+        }
+    }
+    let p = dir.join("toy.jsonl");
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+/// `train` on the toy corpus with the tiny config; extra `--set`s appended.
+fn train(corpus: &Path, out: &Path, sets: &[&str]) -> std::process::Output {
+    let mut cmd = bin();
+    cmd.arg("train")
+        .arg("--config")
+        .arg(configs().join("tiny.toml"))
+        .arg("--out")
+        .arg(out);
+    let base = [
+        "data.source=jsonl".to_string(),
+        format!("data.path={}", corpus.display()),
+        "data.max_groups=0".into(),
+        "run.steps=8".into(),
+        "run.log_every=1".into(),
+        "run.checkpoint_every=4".into(),
+        "views.batch_size=8".into(),
+        "tokenizer.vocab_size=100".into(),
+        "tokenizer.min_frequency=1".into(),
+        "model.max_len=16".into(),
+        "loss.slices=16".into(),
+        "optim.warmup_steps=2".into(),
+    ];
+    for s in base.iter().map(String::as_str).chain(sets.iter().copied()) {
+        cmd.arg("--set").arg(s);
+    }
+    cmd.output().unwrap()
+}
+
+fn check(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The deterministic fields of metrics.jsonl (throughput differs between runs).
+fn metrics(run: &Path) -> Vec<(u64, String, String, String, String)> {
+    let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let f = |k: &str| v[k].to_string();
+            (
+                v["step"].as_u64().unwrap(),
+                f("loss"),
+                f("invariance"),
+                f("sigreg"),
+                f("grad_norm"),
+            )
+        })
+        .collect()
+}
+
+fn read_npy(p: &Path) -> (Vec<u64>, Vec<f32>) {
+    let bytes = std::fs::read(p).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<f32>().unwrap())
+}
+
+#[test]
+fn resume_continues_exactly_like_an_uninterrupted_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    let (full, cut) = (tmp.path().join("full"), tmp.path().join("cut"));
+    check(&train(&corpus, &full, &[]));
+    check(&train(&corpus, &cut, &["run.stop_at=4"]));
+    assert_eq!(metrics(&cut).len(), 4);
+    let out = bin()
+        .arg("train")
+        .arg("--resume")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    check(&out);
+    let (a, b) = (metrics(&full), metrics(&cut));
+    assert_eq!(a.len(), 8);
+    assert_eq!(a, b, "resumed metrics differ from the uninterrupted run");
+    // Same final weights: the exported embeddings agree bit for bit.
+    assert_eq!(
+        read_npy(&full.join("embeddings.npy")),
+        read_npy(&cut.join("embeddings.npy"))
+    );
+}
+
+#[test]
+fn run_folder_embed_and_export_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    let run = tmp.path().join("run");
+    check(&train(&corpus, &run, &["run.objective=\"next-token\""]));
+    for f in [
+        "config.toml",
+        "tokenizer.json",
+        "spec.json",
+        "metrics.jsonl",
+        "checkpoints/latest.ckpt",
+        "embeddings.npy",
+    ] {
+        assert!(run.join(f).exists(), "run folder lacks {f}");
+    }
+    // The run embedded the first text of each group (no eval split: training groups).
+    let emb = tmp.path().join("emb.npy");
+    let out = bin()
+        .args(["embed", "--run"])
+        .arg(&run)
+        .arg("--texts")
+        .arg(&corpus)
+        .arg("--out")
+        .arg(&emb)
+        .output()
+        .unwrap();
+    check(&out);
+    let (shape, z) = read_npy(&emb);
+    let (shape_run, z_run) = read_npy(&run.join("embeddings.npy"));
+    assert_eq!(shape, vec![40, 64]);
+    assert_eq!(shape, shape_run);
+    let diff = z
+        .iter()
+        .zip(&z_run)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(diff < 1e-5, "embed differs from the run's export by {diff}");
+    // The web bundle loads from bytes and embeds identically.
+    let out = bin().args(["export", "--run"]).arg(&run).output().unwrap();
+    check(&out);
+    let bytes = std::fs::read(run.join("export/model.prh.safetensors")).unwrap();
+    let device = Default::default();
+    let b =
+        prh_core::bundle::read_bundle::<prh_core::backend::Cpu>("bundle", &bytes, &device).unwrap();
+    assert!(b.spec.causal);
+    let texts: Vec<String> = prh_core::corpus::read_jsonl(&corpus)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.texts[0].clone())
+        .collect();
+    let zb = prh_core::text_task::embed_texts(&b.model, &b.spec, &b.tokenizer, &texts, 16, &device)
+        .unwrap();
+    let diff = zb
+        .iter()
+        .zip(&z)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max);
+    assert!(diff < 1e-5, "bundle embeddings differ by {diff}");
+}
+
+#[test]
+fn errors_are_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    let out = bin()
+        .args(["train", "--device", "cuda", "--config"])
+        .arg(configs().join("tiny.toml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !cfg!(feature = "cuda") {
+        assert!(!out.status.success());
+        assert!(
+            err.contains("--device cuda") && err.contains("--features cuda"),
+            "{err}"
+        );
+    }
+    let out = train(&corpus, &tmp.path().join("r"), &["optim.lr=\"fast\""]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("tiny.toml") && err.contains("lr"),
+        "{err}"
+    );
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"id\": 1, \"texts\": [\"ok\"]}\n{\"id\": 2}\n").unwrap();
+    let out = train(&bad, &tmp.path().join("r2"), &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bad.jsonl") && err.contains("line 2"),
+        "{err}"
+    );
+}
+
+/// Writes a float64 [rows, cols] .npy.
+fn write_npy(p: &Path, rows: usize, cols: usize, v: &[f64]) {
+    let bytes = prh_core::features::npy_bytes(&[rows, cols], v).unwrap();
+    std::fs::write(p, bytes).unwrap();
+}
+
+#[test]
+fn sigreg_cli_matches_numpy_reference() {
+    // Same data as the unit test; numpy (np.trapezoid over the symmetric grid
+    // linspace(-3, 3, 33) of |ECF - phi|^2 phi, times N) gives slices
+    // [0.39681996634159866, 3.179223100061163, 0.8477777151720576], mean below.
+    let tmp = tempfile::tempdir().unwrap();
+    let z: Vec<f64> = (0..18)
+        .map(|k| ((k as f64) * 0.7).sin() * 1.3 + ((k * k) as f64 * 0.01).cos() * 0.4)
+        .collect();
+    let (emb, dirs) = (tmp.path().join("z.npy"), tmp.path().join("a.npy"));
+    write_npy(&emb, 6, 3, &z);
+    // Unnormalised on purpose: the CLI normalises direction rows.
+    write_npy(&dirs, 3, 3, &[2.0, 0.0, 0.0, 0.6, 0.8, 0.0, 0.0, 1.2, -1.6]);
+    let out = bin()
+        .arg("sigreg")
+        .arg(&emb)
+        .arg("--directions")
+        .arg(&dirs)
+        .arg("--json")
+        .output()
+        .unwrap();
+    check(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let expect = (0.39681996634159866 + 3.179223100061163 + 0.8477777151720576) / 3.0;
+    assert!((v["sigreg"].as_f64().unwrap() - expect).abs() < 1e-6, "{v}");
+    // Collapsed embeddings: closed form N * sum_j w_j (1 - exp(-t_j^2/2))^2 (N = 6).
+    let c = tmp.path().join("c.npy");
+    write_npy(&c, 6, 3, &[0.0; 18]);
+    let out = bin()
+        .arg("sigreg")
+        .arg(&c)
+        .args(["--slices", "8", "--json"])
+        .output()
+        .unwrap();
+    check(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let q = prh_core::sigreg::Quadrature::new(3.0, 17).unwrap();
+    let closed: f64 = 6.0
+        * q.t
+            .iter()
+            .zip(&q.w)
+            .map(|(t, w)| w * (1.0 - (-0.5 * t * t).exp()).powi(2))
+            .sum::<f64>();
+    assert!(
+        (v["sigreg"].as_f64().unwrap() - closed).abs() < 1e-9,
+        "{v} vs {closed}"
+    );
+}

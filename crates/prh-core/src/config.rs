@@ -69,6 +69,9 @@ pub struct RunConfig {
     pub eval_every: usize,
     /// Stop when the embeddings' mean per-dimension std falls below this (collapse).
     pub collapse_std: f64,
+    /// Stop after this many steps with a `latest` checkpoint, as if interrupted; the
+    /// schedule still spans `steps` (time-boxed chunks; 0: run to the end).
+    pub stop_at: usize,
 }
 
 impl Default for RunConfig {
@@ -81,6 +84,7 @@ impl Default for RunConfig {
             checkpoint_every: 200,
             eval_every: 0,
             collapse_std: 1e-4,
+            stop_at: 0,
         }
     }
 }

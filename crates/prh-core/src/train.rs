@@ -325,7 +325,13 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
             o,
         ))
     };
-    for step in start..run.steps {
+    // `stop_at` ends this invocation early (with a checkpoint) without changing the schedule.
+    let end = if run.stop_at > 0 {
+        run.stop_at.min(run.steps)
+    } else {
+        run.steps
+    };
+    for step in start..end {
         // 1-3. Views, forward and losses: the task's part.
         let out = task.step(&model, step, device)?;
         items_since += out.items;
@@ -401,13 +407,13 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
                 sink.save("best", &save(&model, &opt, done, best)?)?;
             }
         }
-        if is_last || done % run.checkpoint_every.max(1) == 0 {
+        if is_last || done == end || done % run.checkpoint_every.max(1) == 0 {
             sink.save("latest", &save(&model, &opt, done, best)?)?;
         }
     }
     Ok(TrainSummary {
         model,
-        steps: run.steps.max(start),
+        steps: end.max(start),
         last_loss,
         best,
     })

@@ -44,8 +44,14 @@ fn read_texts(path: &Path) -> Result<Vec<String>> {
         let c = corpus::read_jsonl(path)?;
         return Ok(c.groups.into_iter().map(|g| g.texts[0].clone()).collect());
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let lines: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
     if lines.is_empty() {
         bail!("{}: no texts (expected one text per line)", path.display());
     }
@@ -54,14 +60,24 @@ fn read_texts(path: &Path) -> Result<Vec<String>> {
 
 fn embed_on<B: Backend>(args: &Args, device: B::Device) -> Result<()> {
     if !matches!(args.checkpoint.as_str(), "best" | "latest") {
-        bail!("--checkpoint: expected best or latest, got `{}`", args.checkpoint);
+        bail!(
+            "--checkpoint: expected best or latest, got `{}`",
+            args.checkpoint
+        );
     }
     let (spec, tok, ck) = load_run(&args.run, &args.checkpoint)?;
     let model = load_model::<B>(&spec, &ck, &device)?;
     let texts = read_texts(&args.texts)?;
     let z = embed_texts(&model, &spec, &tok, &texts, args.batch, &device)?;
     features::write_npy(&args.out, &[texts.len(), spec.d_model], &z)?;
-    println!("embedded {} texts -> {} [{}, {}] (checkpoint step {})", texts.len(), args.out.display(), texts.len(), spec.d_model, ck.meta.step);
+    println!(
+        "embedded {} texts -> {} [{}, {}] (checkpoint step {})",
+        texts.len(),
+        args.out.display(),
+        texts.len(),
+        spec.d_model,
+        ck.meta.step
+    );
     Ok(())
 }
 

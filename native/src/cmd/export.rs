@@ -31,17 +31,24 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     type B = prh_core::backend::Cpu;
     if !matches!(args.checkpoint.as_str(), "best" | "latest") {
-        bail!("--checkpoint: expected best or latest, got `{}`", args.checkpoint);
+        bail!(
+            "--checkpoint: expected best or latest, got `{}`",
+            args.checkpoint
+        );
     }
     let device = Default::default();
     let (spec, tok, ck) = load_run(&args.run, &args.checkpoint)?;
     let model = load_model::<B>(&spec, &ck, &device)?;
     let bytes = write_bundle(&model, &spec, &tok, &ck.meta.config)?;
     // Check the bundle loads back before calling it done.
-    read_bundle::<B>("exported bundle", &bytes, &device).context("the written bundle does not load back")?;
-    let out = args.out.unwrap_or_else(|| args.run.join("export").join("model.prh.safetensors"));
+    read_bundle::<B>("exported bundle", &bytes, &device)
+        .context("the written bundle does not load back")?;
+    let out = args
+        .out
+        .unwrap_or_else(|| args.run.join("export").join("model.prh.safetensors"));
     if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
     }
     write_atomic(&out, &bytes)?;
     println!(

@@ -46,21 +46,36 @@ pub fn run(args: Args) -> Result<()> {
     let f = features::load(&args.embeddings, None)
         .with_context(|| format!("reading embeddings {}", args.embeddings.display()))?;
     if args.layer >= f.layers {
-        bail!("--layer {}: {} has {} layer(s)", args.layer, args.embeddings.display(), f.layers);
+        bail!(
+            "--layer {}: {} has {} layer(s)",
+            args.layer,
+            args.embeddings.display(),
+            f.layers
+        );
     }
     let z = f.layer(args.layer)?;
     let (n, d) = (f.n, f.d);
     let dirs = match &args.directions {
         Some(p) => {
-            let g = features::load(p, None).with_context(|| format!("reading directions {}", p.display()))?;
+            let g = features::load(p, None)
+                .with_context(|| format!("reading directions {}", p.display()))?;
             if g.d != d || g.layers != 1 {
-                bail!("{}: directions must be [M, {d}] to match the embeddings, got [{}, {}, {}]", p.display(), g.n, g.layers, g.d);
+                bail!(
+                    "{}: directions must be [M, {d}] to match the embeddings, got [{}, {}, {}]",
+                    p.display(),
+                    g.n,
+                    g.layers,
+                    g.d
+                );
             }
             let mut rows = g.data;
             for (i, row) in rows.chunks_mut(d).enumerate() {
                 let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
                 if norm == 0.0 {
-                    bail!("{}: row {i} is the zero vector (expected a direction)", p.display());
+                    bail!(
+                        "{}: row {i} is the zero vector (expected a direction)",
+                        p.display()
+                    );
                 }
                 row.iter_mut().for_each(|v| *v /= norm);
             }
@@ -72,7 +87,11 @@ pub fn run(args: Args) -> Result<()> {
     let per = slice_statistics(&z, n, d, &dirs, &q)?;
     let m = per.len();
     let mean = per.iter().sum::<f64>() / m as f64;
-    let (lo, hi) = per.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+    let (lo, hi) = per
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
     if args.json {
         let out = serde_json::json!({
             "sigreg": mean, "n": n, "d": d, "slices": m, "t_max": args.t_max, "knots": args.knots,

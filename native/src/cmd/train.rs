@@ -6,7 +6,8 @@
 //! step 10/60 loss 0.2411 lr 5.0e-4 12.3 steps/s
 //! ...
 //! run folder runs/tiny: config.toml tokenizer.json spec.json metrics.jsonl checkpoints/ embeddings.npy
-//! $ prh-native train --resume runs/tiny --set run.steps=120     # continue exactly
+//! $ prh-native train --config configs/tiny.toml --out runs/t2 --set run.stop_at=30  # "interrupted"
+//! $ prh-native train --resume runs/t2                            # continues exactly
 //! ```
 //!
 //! Run folder: `config.toml` (resolved), `tokenizer.json`, `spec.json` (architecture),
@@ -68,14 +69,22 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
         "multi30k" => {
             let dir = corpus::data_dir(data)
                 .context("no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)")?;
-            let split = if eval { &cfg.data.eval_split } else { &cfg.data.train_split };
+            let split = if eval {
+                &cfg.data.eval_split
+            } else {
+                &cfg.data.train_split
+            };
             if split.is_empty() {
                 return Ok(None);
             }
             Ok(Some(corpus::read_multi30k(&dir, split, &cfg.data.lang)?))
         }
         "jsonl" => {
-            let p = if eval { &cfg.data.eval_path } else { &cfg.data.path };
+            let p = if eval {
+                &cfg.data.eval_path
+            } else {
+                &cfg.data.path
+            };
             if p.is_empty() {
                 if eval {
                     return Ok(None);
@@ -128,11 +137,13 @@ impl RunSink for FsSink {
 pub fn load_run(dir: &Path, which: &str) -> Result<(EncoderSpec, TextTokenizer, Checkpoint)> {
     let spec_path = dir.join("spec.json");
     let spec: EncoderSpec = serde_json::from_slice(
-        &std::fs::read(&spec_path).with_context(|| format!("reading {} (is this a run folder?)", spec_path.display()))?,
+        &std::fs::read(&spec_path)
+            .with_context(|| format!("reading {} (is this a run folder?)", spec_path.display()))?,
     )
     .with_context(|| format!("parsing {}", spec_path.display()))?;
     let tok_path = dir.join("tokenizer.json");
-    let tok_bytes = std::fs::read(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?;
+    let tok_bytes =
+        std::fs::read(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?;
     let tok = TextTokenizer::from_bytes(&tok_path.display().to_string(), &tok_bytes)?;
     let mut ck_path = dir.join("checkpoints").join(format!("{which}.ckpt"));
     if which == "best" && !ck_path.exists() {
@@ -143,16 +154,31 @@ pub fn load_run(dir: &Path, which: &str) -> Result<(EncoderSpec, TextTokenizer, 
 }
 
 /// Rebuilds the encoder of a checkpoint on an inference backend.
-pub fn load_model<B: Backend>(spec: &EncoderSpec, ck: &Checkpoint, device: &B::Device) -> Result<TextEncoder<B>> {
-    Ok(module_from_bytes::<B, _>(spec.init::<B>(device)?, &ck.model, device)?)
+pub fn load_model<B: Backend>(
+    spec: &EncoderSpec,
+    ck: &Checkpoint,
+    device: &B::Device,
+) -> Result<TextEncoder<B>> {
+    Ok(module_from_bytes::<B, _>(
+        spec.init::<B>(device)?,
+        &ck.model,
+        device,
+    )?)
 }
 
 /// Held-out texts (one per group) and their ids.
-fn heldout(cfg: &TrainConfig, data: Option<&Path>, train: &Corpus) -> Result<(Vec<String>, Vec<String>)> {
+fn heldout(
+    cfg: &TrainConfig,
+    data: Option<&Path>,
+    train: &Corpus,
+) -> Result<(Vec<String>, Vec<String>)> {
     let eval = load_corpus(cfg, data, true)?;
     let src = eval.as_ref().unwrap_or(train);
     let n = src.groups.len().min(cfg.eval.max_groups.max(1));
-    Ok(src.groups[..n].iter().map(|g| (g.texts[0].clone(), g.id.clone())).unzip())
+    Ok(src.groups[..n]
+        .iter()
+        .map(|g| (g.texts[0].clone(), g.id.clone()))
+        .unzip())
 }
 
 fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
@@ -160,24 +186,40 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     let (cfg, dir, resume) = match &args.resume {
         Some(dir) => {
             let p = dir.join("config.toml");
-            let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-            let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
+            let text =
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            // A resumed run goes to the end unless told otherwise.
+            let sets: Vec<String> = std::iter::once("run.stop_at=0".to_string())
+                .chain(args.set.iter().cloned())
+                .collect();
+            let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &sets)?;
             let ck = Checkpoint::read(&dir.join("checkpoints").join("latest.ckpt"))?;
             (cfg, dir.clone(), Some(ck))
         }
         None => {
             let p = args.config.as_ref().context("--config is required")?;
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
-            let stem = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_else(|| "run".into());
-            let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("runs").join(stem));
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "run".into());
+            let dir = args
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("runs").join(stem));
             if dir.join("metrics.jsonl").exists() {
-                bail!("{} already holds a run; continue it with --resume {0} or choose another --out", dir.display());
+                bail!(
+                    "{} already holds a run; continue it with --resume {0} or choose another --out",
+                    dir.display()
+                );
             }
             (cfg, dir, None)
         }
     };
-    std::fs::create_dir_all(dir.join("checkpoints")).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("checkpoints"))
+        .with_context(|| format!("creating {}", dir.display()))?;
     let data = args.data.as_deref();
     let mut train_corpus = load_corpus(&cfg, data, false)?.context("no training corpus")?;
     train_corpus.truncate(cfg.data.max_groups);
@@ -187,7 +229,10 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         TextTokenizer::from_bytes(&tok_path.display().to_string(), &std::fs::read(&tok_path)?)?
     } else if !cfg.tokenizer.path.is_empty() {
         let p = Path::new(&cfg.tokenizer.path);
-        TextTokenizer::from_bytes(&p.display().to_string(), &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?)?
+        TextTokenizer::from_bytes(
+            &p.display().to_string(),
+            &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        )?
     } else {
         TextTokenizer::train(train_corpus.texts(), &cfg.tokenizer)?
     };
@@ -196,7 +241,10 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     if resume.is_none() {
         write_atomic(&tok_path, task.tokenizer.to_json()?.as_bytes())?;
         write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;
-        write_atomic(&dir.join("spec.json"), serde_json::to_string_pretty(&task.spec)?.as_bytes())?;
+        write_atomic(
+            &dir.join("spec.json"),
+            serde_json::to_string_pretty(&task.spec)?.as_bytes(),
+        )?;
     } else {
         write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;
     }
@@ -205,11 +253,25 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         let mut target = features::load(Path::new(&cfg.eval.target), None)?;
         let n = texts.len().min(target.n);
         if n <= cfg.eval.k {
-            bail!("eval.target {}: {n} rows, need more than eval.k = {}", cfg.eval.target, cfg.eval.k);
+            bail!(
+                "eval.target {}: {n} rows, need more than eval.k = {}",
+                cfg.eval.target,
+                cfg.eval.k
+            );
         }
         let row = target.layers * target.d;
-        target = Features::new(&target.source, n, target.layers, target.d, target.data[..n * row].to_vec())?;
-        task.eval = Some(EvalSet { texts: texts[..n].to_vec(), target, k: cfg.eval.k });
+        target = Features::new(
+            &target.source,
+            n,
+            target.layers,
+            target.d,
+            target.data[..n * row].to_vec(),
+        )?;
+        task.eval = Some(EvalSet {
+            texts: texts[..n].to_vec(),
+            target,
+            k: cfg.eval.k,
+        });
     }
     // Metrics: on resume, drop lines logged after the checkpoint (they will be redone).
     let metrics_path = dir.join("metrics.jsonl");
@@ -217,7 +279,12 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     if resume.is_some() && metrics_path.exists() {
         let kept: String = std::fs::read_to_string(&metrics_path)?
             .lines()
-            .filter(|l| serde_json::from_str::<serde_json::Value>(l).ok().and_then(|v| v["step"].as_u64()).is_some_and(|s| s as usize <= start_step))
+            .filter(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .ok()
+                    .and_then(|v| v["step"].as_u64())
+                    .is_some_and(|s| s as usize <= start_step)
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         write_atomic(&metrics_path, kept.as_bytes())?;
@@ -236,31 +303,56 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         bar.set_position(start_step as u64);
         bar
     });
-    let mut sink = FsSink { dir: dir.clone(), metrics, bar, start: Instant::now(), log_every: cfg.run.log_every, first_step: start_step };
+    let mut sink = FsSink {
+        dir: dir.clone(),
+        metrics,
+        bar,
+        start: Instant::now(),
+        log_every: cfg.run.log_every,
+        first_step: start_step,
+    };
     eprintln!(
         "training {:?} {} ({} groups, vocab {}, {} params) on {} into {}",
         cfg.run.objective,
         cfg.model.size,
         task.corpus.groups.len(),
         task.tokenizer.vocab_size(),
-        task.spec.init::<B>(&device).map(|m| prh_core::backend::burn::module::Module::num_params(&m)).unwrap_or(0),
+        task.spec
+            .init::<B>(&device)
+            .map(|m| prh_core::backend::burn::module::Module::num_params(&m))
+            .unwrap_or(0),
         args.device,
         dir.display()
     );
-    let summary = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &config_toml, resume.as_ref(), &mut sink, &device)?;
+    let summary = train::<B, _>(
+        &mut task,
+        &cfg.run,
+        &cfg.optim,
+        &config_toml,
+        resume.as_ref(),
+        &mut sink,
+        &device,
+    )?;
     if let Some(bar) = &sink.bar {
         bar.finish();
     }
     // Embeddings export of the held-out texts with the final model.
     let inner = prh_core::backend::burn::module::AutodiffModule::valid(&summary.model);
     let z = embed_texts(&inner, &task.spec, &task.tokenizer, &texts, 256, &device)?;
-    features::write_npy(&dir.join("embeddings.npy"), &[texts.len(), task.spec.d_model], &z)?;
+    features::write_npy(
+        &dir.join("embeddings.npy"),
+        &[texts.len(), task.spec.d_model],
+        &z,
+    )?;
     std::fs::write(dir.join("embeddings_ids.txt"), ids.join("\n") + "\n")?;
     eprintln!(
         "done: {} steps, last loss {:.4}{}; run folder {}",
         summary.steps,
         summary.last_loss,
-        summary.best.map(|b| format!(", best mutual_knn {b:.4}")).unwrap_or_default(),
+        summary
+            .best
+            .map(|b| format!(", best mutual_knn {b:.4}"))
+            .unwrap_or_default(),
         dir.display()
     );
     Ok(())
