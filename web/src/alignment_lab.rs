@@ -5,6 +5,7 @@
 use crate::draw::{self, Scatter};
 use crate::drop_zone::{DropZone, parse};
 use crate::export::ExportButtons;
+use crate::pca::pca_2d;
 use leptos::prelude::*;
 use prh_core::features::Features;
 use prh_core::knn::Knn;
@@ -26,10 +27,14 @@ struct Analysis {
     /// First two principal components of each side.
     pca_a: Vec<(f64, f64)>,
     pca_b: Vec<(f64, f64)>,
-    /// Procrustes fit on the first half of the pairs, retrieval on the second half.
-    align: Result<AlignReport, String>,
-    /// Milliseconds the whole analysis took in this browser.
-    ms: f64,
+    /// The two sets and the layer pair used, for fitting the rotation later.
+    inputs: (Arc<Features>, Arc<Features>, usize, usize),
+    /// Procrustes fit on the first half of the pairs, retrieval on the second half, and
+    /// the milliseconds it took; `None` while deferred (wide embeddings, see
+    /// [`EAGER_ROTATION_WIDTH`]).
+    align: Option<(Result<AlignReport, String>, f64)>,
+    /// Milliseconds the metrics and the PCA took in this browser.
+    ms: [f64; 2],
 }
 
 /// Per-sample mutual k-NN, the terms of PRH's mean: s_i = |N_A(i) ∩ N_B(i)| / k.
@@ -42,36 +47,45 @@ fn per_point_mutual_knn(a: &Knn, b: &Knn) -> Vec<f64> {
         .collect()
 }
 
-/// Scores on the first two principal axes: X_c = X - mean, X_c = U S V^T, coordinates
-/// U[:, :2] S[:2] (a sample's position in the plane of largest variance).
-///
-/// # Shapes
-/// `x [n, d]` -> `[n]` points
-fn pca_2d(x: &Matrix) -> Result<Vec<(f64, f64)>, String> {
-    let (n, d) = (x.nrows(), x.ncols());
-    let mean: Vec<f64> = (0..d)
-        .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
-        .collect();
-    let xc = Matrix::from_fn(n, d, |i, j| x[(i, j)] - mean[j]);
-    let dec = linalg::svd(xc.as_ref()).map_err(|e| e.to_string())?;
-    let coord = |i: usize, c: usize| {
-        if c < dec.s.len() {
-            dec.u[(i, c)] * dec.s[c]
-        } else {
-            0.0
-        }
-    };
-    Ok((0..n).map(|i| (coord(i, 0), coord(i, 1))).collect())
+/// Widest embedding for which the rotation is fitted right away: the fit is an SVD of a
+/// [d_a, d_b] matrix, ~10 s in wasm at 1280 x 1280, so wider sets get a button instead.
+const EAGER_ROTATION_WIDTH: usize = 256;
+
+/// Procrustes fit on the first half of the pairs (rotation-equivariant preprocessing: rows
+/// normalised, no clamp) and retrieval through it on the second half, with its duration.
+fn fit_rotation(
+    a: &Features,
+    b: &Features,
+    la: usize,
+    lb: usize,
+) -> (Result<AlignReport, String>, f64) {
+    let t0 = crate::now_ms();
+    let pre = Preprocess::normalize_only();
+    let half = a.n / 2;
+    let fit = (|| {
+        let (fa, ta) = a.split_rows(half).map_err(|e| e.to_string())?;
+        let (fb, tb) = b.split_rows(half).map_err(|e| e.to_string())?;
+        let m = |f: &Features, l: usize| pre.layer_matrix(f, l).map_err(|e| e.to_string());
+        align_and_rank(
+            m(&fa, la)?.as_ref(),
+            m(&fb, lb)?.as_ref(),
+            m(&ta, la)?.as_ref(),
+            m(&tb, lb)?.as_ref(),
+        )
+        .map_err(|e| e.to_string())
+    })();
+    (fit, crate::now_ms() - t0)
 }
 
 /// Runs the whole analysis (k neighbours) on two loaded sets.
-fn analyse(a: &Features, b: &Features, k: usize) -> Result<Analysis, String> {
+fn analyse(a: Arc<Features>, b: Arc<Features>, k: usize) -> Result<Analysis, String> {
+    let (a, b) = (&a, &b);
     let t0 = crate::now_ms();
     let opts = MetricOptions {
         k,
         ..MetricOptions::default()
     };
-    let report = measure(a, b, &opts).map_err(|e| e.to_string())?;
+    let report = measure(a.as_ref(), b.as_ref(), &opts).map_err(|e| e.to_string())?;
     // Re-derive the best mutual k-NN layer pair's neighbours exactly as `measure` does.
     let (la, lb) = report.best_layers.mutual_knn;
     let view = |f: &Features, l: usize| -> Result<(Matrix, LayerView), String> {
@@ -87,30 +101,20 @@ fn analyse(a: &Features, b: &Features, k: usize) -> Result<Analysis, String> {
     let (xa, va) = view(a, la)?;
     let (xb, vb) = view(b, lb)?;
     let per_point = per_point_mutual_knn(&va.knn, &vb.knn);
-    // Rotation: rotation-equivariant preprocessing (no clamp), fit on the first half.
-    let align = (|| -> Result<AlignReport, String> {
-        let pre = Preprocess::normalize_only();
-        let half = a.n / 2;
-        let (fa, ta) = a.split_rows(half).map_err(|e| e.to_string())?;
-        let (fb, tb) = b.split_rows(half).map_err(|e| e.to_string())?;
-        let m = |f: &Features, l: usize| pre.layer_matrix(f, l).map_err(|e| e.to_string());
-        align_and_rank(
-            m(&fa, la)?.as_ref(),
-            m(&fb, lb)?.as_ref(),
-            m(&ta, la)?.as_ref(),
-            m(&tb, lb)?.as_ref(),
-        )
-        .map_err(|e| e.to_string())
-    })();
+    let t1 = crate::now_ms();
+    let (pca_a, pca_b) = (pca_2d(&xa)?, pca_2d(&xb)?);
+    let t2 = crate::now_ms();
+    let align = (a.d.max(b.d) <= EAGER_ROTATION_WIDTH).then(|| fit_rotation(a, b, la, lb));
     Ok(Analysis {
         report,
         per_point,
         knn_a: va.knn,
         knn_b: vb.knn,
-        pca_a: pca_2d(&xa)?,
-        pca_b: pca_2d(&xb)?,
+        pca_a,
+        pca_b,
+        inputs: (a.clone(), b.clone(), la, lb),
         align,
-        ms: crate::now_ms() - t0,
+        ms: [t1 - t0, t2 - t1],
     })
 }
 
@@ -158,15 +162,24 @@ pub fn AlignmentLab() -> impl IntoView {
             set_b.set(Some(fetch_demo("demo_b.npy").await.map(Arc::new)));
         });
     };
-    let analysis = Memo::new_with_compare(
-        move |_| {
-            let (Some(Ok(a)), Some(Ok(b))) = (set_a.get(), set_b.get()) else {
-                return None;
-            };
-            Some(analyse(&a, &b, k.get()).map(Arc::new))
-        },
-        crate::recomputed,
-    );
+    let analysis = RwSignal::new(None::<Result<Arc<Analysis>, String>>);
+    let busy = RwSignal::new(false);
+    Effect::new(move |_| {
+        let (Some(Ok(a)), Some(Ok(b))) = (set_a.get(), set_b.get()) else {
+            analysis.set(None);
+            return;
+        };
+        let k = k.get();
+        busy.set(true);
+        // The computation blocks the page (no worker); the delay lets "computing…" paint.
+        set_timeout(
+            move || {
+                analysis.set(Some(analyse(a, b, k).map(Arc::new)));
+                busy.set(false);
+            },
+            std::time::Duration::from_millis(30),
+        );
+    });
     let err_of = |s: RwSignal<Option<Result<Arc<Features>, String>>>, id: &'static str| {
         move || match s.get() {
             Some(Err(e)) => Some(view! { <pre class="error" id=id>{e}</pre> }),
@@ -196,6 +209,7 @@ pub fn AlignmentLab() -> impl IntoView {
         <div class="status"><span id="info-a">{info_of(set_a)}</span>" · "<span id="info-b">{info_of(set_b)}</span></div>
         {err_of(set_a, "error-a")}
         {err_of(set_b, "error-b")}
+        {move || busy.get().then(|| view! { <p class="status" id="busy">"Computing in this browser… (the page pauses until it is done)"</p> })}
         {move || match analysis.get() {
             None => view! { <p class="status">"Load two embedding sets of the same N samples (row i of A and row i of B describe the same thing), or the demo sets."</p> }.into_any(),
             Some(Err(e)) => view! { <pre class="error" id="error-analysis">{e}</pre> }.into_any(),
@@ -258,7 +272,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
     view! {
         <div class="grid">
             <div class="card">
-                <h2>"Alignment metrics "<span class="status" id="align-ms">{format!("(computed in {:.0} ms)", an.ms)}</span></h2>
+                <h2>"Alignment metrics "<span class="status" id="align-ms">{format!("(computed in this browser: metrics {:.0} ms, PCA {:.0} ms)", an.ms[0], an.ms[1])}</span></h2>
                 <table class="metrics" id="metrics-table">
                     <tr><th>"metric"</th><th>"value"</th><th>"meaning"</th></tr>
                     {rows.into_iter().map(|(name, v, what)| view! {
@@ -384,14 +398,47 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
     }
 }
 
-/// The fitted rotation as a heatmap, with retrieval through it.
+/// The fitted rotation: computed with the analysis for narrow embeddings, on request for
+/// wide ones (see [`EAGER_ROTATION_WIDTH`]).
 #[component]
 fn RotationCard(an: Arc<Analysis>) -> impl IntoView {
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let Ok(al) = an.align.clone() else {
-        let e = an.align.as_ref().err().cloned().unwrap_or_default();
-        return view! { <div class="card"><h2>"Procrustes rotation"</h2><pre class="error" id="error-rotation">{e}</pre></div> }.into_any();
+    let fitted = RwSignal::new(an.align.clone());
+    let busy = RwSignal::new(false);
+    let (a, b, la, lb) = an.inputs.clone();
+    let (da, db) = (a.d, b.d);
+    let request = move |_| {
+        busy.set(true);
+        let (a, b) = (a.clone(), b.clone());
+        set_timeout(
+            move || {
+                fitted.set(Some(fit_rotation(&a, &b, la, lb)));
+                busy.set(false);
+            },
+            std::time::Duration::from_millis(30),
+        );
     };
+    move || {
+        match fitted.get() {
+        None => view! {
+            <div class="card">
+                <h2>"Procrustes rotation"</h2>
+                <p class="explain">{format!("Fitting Q takes an SVD of a {da}×{db} matrix: seconds in this browser for wide embeddings.")}</p>
+                <button id="fit-rotation" on:click=request.clone() disabled=move || busy.get()>
+                    {move || if busy.get() { "fitting…" } else { "Fit the rotation" }}
+                </button>
+            </div>
+        }
+        .into_any(),
+        Some((Err(e), _)) => view! { <div class="card"><h2>"Procrustes rotation"</h2><pre class="error" id="error-rotation">{e}</pre></div> }.into_any(),
+        Some((Ok(al), ms)) => view! { <RotationFigure al=al ms=ms /> }.into_any(),
+    }
+    }
+}
+
+/// The fitted rotation as a heatmap, with retrieval through it.
+#[component]
+fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
     let q = al.fit.q.clone();
     let (rows, cols) = (q.nrows(), q.ncols());
     let data = linalg::to_row_major(q.as_ref());
@@ -408,7 +455,7 @@ fn RotationCard(an: Arc<Analysis>) -> impl IntoView {
     let json = Callback::new(move |_| json_al.clone());
     view! {
         <div class="card">
-            <h2>"Procrustes rotation"<ExportButtons canvas=canvas numbers=json name="rotation" /></h2>
+            <h2>"Procrustes rotation "<span class="status">{format!("({ms:.0} ms)")}</span><ExportButtons canvas=canvas numbers=json name="rotation" /></h2>
             <canvas node_ref=canvas width="260" height="260"></canvas>
             <table class="metrics" id="retrieval-table">
                 <tr><th>"direction"</th><th>"R@1"</th><th>"R@5"</th><th>"R@10"</th><th>"mean rank"</th></tr>
@@ -421,5 +468,5 @@ fn RotationCard(an: Arc<Analysis>) -> impl IntoView {
                 al.n_fit, al.n_test
             )}</p>
         </div>
-    }.into_any()
+    }
 }

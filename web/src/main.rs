@@ -10,6 +10,7 @@ mod alignment_lab;
 mod draw;
 mod drop_zone;
 mod export;
+mod pca;
 mod spectral_figures;
 mod spectral_lab;
 mod url_state;

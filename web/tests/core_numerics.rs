@@ -21,7 +21,10 @@ const TOL: f64 = 1e-10;
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len(), "lengths differ");
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 #[wasm_bindgen_test]
@@ -48,7 +51,12 @@ fn ring_spectrum_equals_native() {
         0.08476116370731882,
         0.061908391080902736,
     ];
-    let spec = PresetSpec { preset: Preset::Ring, n: 9, seed: 2, ..PresetSpec::default() };
+    let spec = PresetSpec {
+        preset: Preset::Ring,
+        n: 9,
+        seed: 2,
+        ..PresetSpec::default()
+    };
     let world = World::preset(&spec).unwrap();
     let pi = pair_matrix(&world, 0, Views::Mix { alpha: 0.4 }).unwrap();
     let (_, spectrum) = analyse(&pi).unwrap();
@@ -59,8 +67,10 @@ fn ring_spectrum_equals_native() {
 #[wasm_bindgen_test]
 fn demo_metrics_equal_native() {
     // prh-native metrics web/assets/demo_a.npy web/assets/demo_b.npy --json
-    let a = Features::from_bytes("demo_a.npy", include_bytes!("../assets/demo_a.npy"), None).unwrap();
-    let b = Features::from_bytes("demo_b.npy", include_bytes!("../assets/demo_b.npy"), None).unwrap();
+    let a =
+        Features::from_bytes("demo_a.npy", include_bytes!("../assets/demo_a.npy"), None).unwrap();
+    let b =
+        Features::from_bytes("demo_b.npy", include_bytes!("../assets/demo_b.npy"), None).unwrap();
     let r = measure(&a, &b, &MetricOptions::default()).unwrap();
     assert_eq!((r.n, r.k), (300, 10));
     // Neighbour overlaps are counts: exact.
