@@ -75,31 +75,22 @@ impl Spectrum {
                 values[0]
             )));
         }
-        // New basis of the top space: sqrt(p), then Gram-Schmidt of the old columns against
-        // it, most independent first (pivoted, so the dropped column is the one ~ sqrt(p)).
-        let mut basis: Vec<Vec<f64>> = vec![s.clone()];
-        let mut rest: Vec<Vec<f64>> = (0..t)
-            .map(|j| (0..n).map(|i| u[(i, j)]).collect())
-            .collect();
-        while basis.len() < t {
-            for r in rest.iter_mut() {
-                // Orthogonalise against the newest basis vector (modified Gram-Schmidt).
-                let b = &basis[basis.len() - 1];
-                let dot: f64 = r.iter().zip(b).map(|(x, y)| x * y).sum();
-                r.iter_mut().zip(b).for_each(|(x, y)| *x -= dot * y);
+        // New basis of the top space whose first vector is sqrt(p): with c = V^T s / |V^T s|
+        // (V = the t top columns) and the Householder reflector H = I - 2 v v^T / v^T v,
+        // v = c + sign(c_1) e_1, H maps e_1 to -sign(c_1) c, so the first column of V H is
+        // ±V c = ±sqrt(p) (up to round-off; set exactly below) and the other t - 1 columns
+        // stay an orthonormal basis of the rest of the space. O(n t), so a kernel that is the
+        // identity (t = n) costs no more than a matrix-vector product.
+        let cn = captured.sqrt();
+        let mut v: Vec<f64> = coef.iter().map(|c| c / cn).collect();
+        v[0] += if v[0] >= 0.0 { 1.0 } else { -1.0 };
+        let vv: f64 = v.iter().map(|x| x * x).sum(); // >= 2: never divides by ~0
+        for i in 0..n {
+            let uv: f64 = (0..t).map(|j| u[(i, j)] * v[j]).sum();
+            for j in 0..t {
+                u[(i, j)] -= 2.0 / vv * uv * v[j];
             }
-            let norms: Vec<f64> = rest
-                .iter()
-                .map(|r| r.iter().map(|x| x * x).sum::<f64>().sqrt())
-                .collect();
-            let best = (0..rest.len()).fold(0, |b, j| if norms[j] > norms[b] { j } else { b });
-            let v = rest.swap_remove(best);
-            basis.push(v.iter().map(|x| x / norms[best]).collect());
-        }
-        for (j, b) in basis.iter().enumerate() {
-            for i in 0..n {
-                u[(i, j)] = b[i];
-            }
+            u[(i, 0)] = s[i];
         }
         for j in 1..n {
             let (imax, _) = (0..n).fold((0, 0.0f64), |(bi, bv), i| {
@@ -257,6 +248,20 @@ mod tests {
             sp.gap(2, true).unwrap().map(|g| (g - 1.25).abs() < 1e-12),
             Some(true)
         );
+    }
+
+    #[test]
+    fn identity_kernel_keeps_an_orthonormal_basis_with_sqrt_p_first() {
+        // Pi = diag(p): K = I, every eigenvalue is 1 and the whole space must be re-based.
+        let n = 200;
+        let w: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+        let total: f64 = w.iter().sum();
+        let pi = Mat::from_fn(n, n, |i, j| if i == j { w[i] / total } else { 0.0 });
+        let sp = Spectrum::new(&Kernel::new(pi.as_ref()).unwrap()).unwrap();
+        assert_eq!(sp.trivial_index, 0);
+        assert!((0..n).all(|i| (sp.vectors[(i, 0)] - sp.p[i].sqrt()).abs() < 1e-15));
+        let gram = sp.vectors.transpose() * &sp.vectors;
+        assert!((gram - Mat::<f64>::identity(n, n)).norm_l2() < 1e-12);
     }
 
     #[test]
