@@ -21,7 +21,21 @@ use crate::{Error, Result};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{LossConfig, OptimConfig, RunConfig, TokenizerConfig};
+use crate::encoder::{EncoderSpec, TextEncoder};
+use crate::image_encoder::{
+    CaptionJepaTask, ImageEncoder, ImageEncoderConfig, ImageJepaTask, SceneViewSampler,
+    embed_captions, embed_views,
+};
+use crate::render_text::tokenizer_corpus;
+use crate::scene::SceneConfig;
+use crate::tokenizer::TextTokenizer;
+use crate::train::{RunSink, train};
+use burn::module::AutodiffModule;
+use burn::prelude::Backend;
+use burn::tensor::backend::AutodiffBackend;
 
 /// One modality's kernel under one view kind: spectrum, gap and predicted representation.
 #[derive(Debug, Clone, Serialize)]
@@ -422,6 +436,262 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
         n_fit: fit.len(),
         n_test: test.len(),
         k,
+    })
+}
+
+/// The CPU training backend (burn's ndarray under autodiff) the CLI and the tests use.
+#[cfg(feature = "cpu")]
+pub type CpuBackend = burn::backend::Autodiff<burn::backend::NdArray>;
+
+/// Settings of the demo's training runs (one per modality and view kind).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DemoConfig {
+    /// The world (sizes, visibilities, seed).
+    pub world: SceneConfig,
+    /// Optimiser steps of each image encoder.
+    pub image_steps: usize,
+    /// Optimiser steps of each caption encoder.
+    pub text_steps: usize,
+    /// States per batch.
+    pub batch: usize,
+    /// Views per state (all global: each is pulled to their mean).
+    pub views: usize,
+    /// Peak learning rate (short runs on small models tolerate more than the paper's 5e-4).
+    pub lr: f64,
+    /// Linear warmup steps.
+    pub warmup: usize,
+    /// SIGReg settings (lambda = 0.02 as in the paper).
+    pub loss: LossConfig,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+    /// Seed of training and evaluation draws.
+    pub seed: u64,
+}
+
+impl DemoConfig {
+    /// The full demo: 192 states, d = 11, a few CPU minutes in release.
+    pub fn full(seed: u64) -> Self {
+        DemoConfig {
+            world: SceneConfig::demo(seed),
+            image_steps: 600,
+            text_steps: 400,
+            batch: 64,
+            views: 4,
+            lr: 2e-3,
+            warmup: 40,
+            loss: LossConfig::default(),
+            k: 10,
+            seed,
+        }
+    }
+
+    /// The quick demo (tests): 72 states, d = 8, short runs.
+    pub fn quick(seed: u64) -> Self {
+        DemoConfig {
+            world: SceneConfig::quick(seed),
+            image_steps: 40,
+            text_steps: 40,
+            batch: 32,
+            warmup: 5,
+            ..Self::full(seed)
+        }
+    }
+
+    /// Representation dimension d = sum over factors of (values - 1): the number of
+    /// single-factor directions, the top of the good-view spectrum.
+    pub fn d(&self) -> usize {
+        self.world.cardinality.iter().map(|c| c - 1).sum()
+    }
+
+    /// The shared loop's run settings for `steps` steps (checkpoint only at the end).
+    pub fn run(&self, steps: usize) -> RunConfig {
+        RunConfig {
+            seed: self.seed,
+            steps,
+            log_every: 10,
+            checkpoint_every: steps,
+            ..RunConfig::default()
+        }
+    }
+
+    /// AdamW with warmup + cosine (paper §4's weight decay 0.05 and clipping at 1).
+    pub fn optim(&self) -> OptimConfig {
+        OptimConfig {
+            lr: self.lr,
+            warmup_steps: self.warmup,
+            ..OptimConfig::default()
+        }
+    }
+
+    /// The caption encoder: 2 layers of width 64, mean pooling, a projector to d.
+    pub fn text_spec(&self, vocab: usize) -> EncoderSpec {
+        EncoderSpec {
+            vocab,
+            d_model: 64,
+            layers: 2,
+            heads: 4,
+            d_ff: 128,
+            max_len: 24,
+            cls_pooling: false,
+            projector_dim: self.d(),
+            dropout: 0.0,
+            causal: false,
+        }
+    }
+
+    /// The image encoder, embedding width d.
+    pub fn image_model(&self) -> ImageEncoderConfig {
+        ImageEncoderConfig::new().with_out_dim(self.d())
+    }
+}
+
+/// Trains the caption tokenizer on the grammar's texts ([`tokenizer_corpus`]).
+pub fn caption_tokenizer(world: &SceneWorld) -> Result<TextTokenizer> {
+    let texts = tokenizer_corpus(world);
+    let cfg = TokenizerConfig {
+        vocab_size: 400,
+        min_frequency: 1,
+        ..TokenizerConfig::default()
+    };
+    TextTokenizer::train(texts.iter().map(String::as_str), &cfg)
+}
+
+fn sampler(world: &SceneWorld, m: Modality, kind: ViewKind, cfg: &DemoConfig) -> SceneViewSampler {
+    SceneViewSampler {
+        world: world.clone(),
+        modality: m,
+        kind,
+        views: cfg.views,
+        batch: cfg.batch,
+    }
+}
+
+/// Trains the image JEPA on `kind` views through the shared loop ([`train`]); returns the
+/// frozen encoder. Progress, metrics and the final checkpoint go to `sink`.
+pub fn train_image<B: AutodiffBackend>(
+    world: &SceneWorld,
+    kind: ViewKind,
+    cfg: &DemoConfig,
+    sink: &mut dyn RunSink,
+    device: &B::Device,
+) -> Result<ImageEncoder<B::InnerBackend>> {
+    let mut task = ImageJepaTask {
+        sampler: sampler(world, Modality::Image, kind, cfg),
+        model: cfg.image_model(),
+        loss: cfg.loss.clone(),
+        seed: cfg.seed,
+    };
+    let toml = toml::to_string(cfg).map_err(|e| Error::invalid(format!("demo config: {e}")))?;
+    let out = train::<B, _>(
+        &mut task,
+        &cfg.run(cfg.image_steps),
+        &cfg.optim(),
+        &toml,
+        None,
+        sink,
+        device,
+    )?;
+    Ok(out.model.valid())
+}
+
+/// Trains the caption JEPA on `kind` views through the shared loop; returns the frozen
+/// encoder.
+pub fn train_text<B: AutodiffBackend>(
+    world: &SceneWorld,
+    kind: ViewKind,
+    cfg: &DemoConfig,
+    tokenizer: &TextTokenizer,
+    sink: &mut dyn RunSink,
+    device: &B::Device,
+) -> Result<TextEncoder<B::InnerBackend>> {
+    let mut task = CaptionJepaTask {
+        sampler: sampler(world, Modality::Text, kind, cfg),
+        spec: cfg.text_spec(tokenizer.vocab_size()),
+        tokenizer: tokenizer.clone(),
+        loss: cfg.loss.clone(),
+        seed: cfg.seed,
+    };
+    let toml = toml::to_string(cfg).map_err(|e| Error::invalid(format!("demo config: {e}")))?;
+    let out = train::<B, _>(
+        &mut task,
+        &cfg.run(cfg.text_steps),
+        &cfg.optim(),
+        &toml,
+        None,
+        sink,
+        device,
+    )?;
+    Ok(out.model.valid())
+}
+
+/// What the demo measures for one view kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindResults {
+    /// Good or bad views.
+    pub kind: ViewKind,
+    /// Learned image representation vs its predicted F.
+    pub image_vs_theory: LearnedVsTheory,
+    /// Learned caption representation vs its predicted F.
+    pub text_vs_theory: LearnedVsTheory,
+    /// Image-vs-text alignment of the learned encoders on paired states.
+    pub learned: Alignment,
+    /// The same alignment computed on the predicted representations.
+    pub predicted: Alignment,
+    /// Learned image embeddings of the paired states `[n_states, d]`.
+    #[serde(skip)]
+    pub image_embeddings: Matrix,
+    /// Learned caption embeddings of the paired states `[n_states, d]`.
+    #[serde(skip)]
+    pub text_embeddings: Matrix,
+}
+
+fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
+    let d = rows.first().map_or(0, Vec::len);
+    Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
+}
+
+/// Evaluates trained encoders against the theory of their view kind (paper §2, §5):
+/// each learned representation vs F over all augmented states, and image-vs-text
+/// alignment on one paired rendering per state, learned and predicted.
+pub fn evaluate<B: Backend>(
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &ImageEncoder<B>,
+    text: &TextEncoder<B>,
+    tokenizer: &TextTokenizer,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<KindResults> {
+    let seed = cfg.seed ^ 0xe7a1;
+    let xi = to_matrix(embed_views(
+        image,
+        &augmented_views(world, Modality::Image, seed),
+        device,
+    )?);
+    let xt = to_matrix(embed_captions(
+        text,
+        tokenizer,
+        &augmented_views(world, Modality::Text, seed + 1),
+        device,
+    )?);
+    let (iv, tv) = paired_views(world, seed + 2);
+    let (pi, pt) = (
+        to_matrix(embed_views(image, &iv, device)?),
+        to_matrix(embed_captions(text, tokenizer, &tv, device)?),
+    );
+    Ok(KindResults {
+        kind: theory.kind,
+        image_vs_theory: compare_to_theory(&xi, &theory.image)?,
+        text_vs_theory: compare_to_theory(&xt, &theory.text)?,
+        learned: alignment(&pi, &pt, cfg.k, seed)?,
+        predicted: alignment(
+            &predicted_rows(world, &theory.image, &iv),
+            &predicted_rows(world, &theory.text, &tv),
+            cfg.k,
+            seed,
+        )?,
+        image_embeddings: pi,
+        text_embeddings: pt,
     })
 }
 

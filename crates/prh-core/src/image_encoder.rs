@@ -1,32 +1,44 @@
 //! The image JEPA of the scene demo (paper §3–4 with pixels instead of tokens): a small
-//! CNN encoder, and the [`TrainTask`] that feeds it views of the scene world so the shared
+//! patch encoder, and the [`TrainTask`] that feeds it views of the scene world so the shared
 //! loop ([`crate::train::train`]) trains it with invariance + SIGReg exactly as it trains
 //! the text JEPA.
 //!
-//! Architecture: three stride-2 3x3 convolutions (32 -> 16 -> 8 -> 4 pixels) with GELU,
-//! flatten (no global pooling: the object's position is a state factor, and pooling would
-//! discard it), then a 2-layer MLP to the embedding.
+//! The captions' twin, [`CaptionJepaTask`], trains the shared BERT-style
+//! [`crate::encoder::TextEncoder`] on the same world through the same loop, so the two
+//! modalities differ only in what they observe.
+//!
+//! Architecture: a ViT-style patch embedding (4x4 patches, one shared linear map) and an
+//! MLP over the concatenated patches (no global pooling: the object's position is a state
+//! factor). A CNN was tried first: burn-ndarray's convolutions ran at ~25 images/s on
+//! the 2-core CPU here, too slow for a demo of a few minutes; this runs on matrix
+//! products only.
 
 use burn::module::AutodiffModule;
-use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::{Linear, LinearConfig, PaddingConfig2d};
+use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::activation::gelu;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::config::LossConfig;
+use crate::encoder::{EncoderSpec, TextEncoder};
 use crate::render_image::{IMAGE_LEN, IMAGE_SIZE, render};
+use crate::render_text::caption;
 use crate::rng::{Stream, generator};
 use crate::scene::{Modality, SceneWorld, View, ViewKind};
+use crate::tokenizer::TextTokenizer;
 use crate::train::{StepOutput, TrainTask, jepa_loss};
+use crate::views::pad_rows;
 use crate::{Error, Result};
 
 /// Sizes of the image encoder.
 #[derive(Config, Debug, PartialEq)]
 pub struct ImageEncoderConfig {
-    /// Channels after the first, second and third convolution.
-    #[config(default = "[16, 32, 32]")]
-    pub channels: [usize; 3],
+    /// Patch side in pixels (the image is cut into (32 / patch)^2 patches).
+    #[config(default = 4)]
+    pub patch: usize,
+    /// Width of each patch's embedding.
+    #[config(default = 32)]
+    pub patch_dim: usize,
     /// Width of the MLP's hidden layer.
     #[config(default = 128)]
     pub hidden: usize,
@@ -35,48 +47,57 @@ pub struct ImageEncoderConfig {
     pub out_dim: usize,
 }
 
-/// The CNN encoder: `[n, 3, 32, 32]` images -> `[n, out_dim]` embeddings.
+/// The patch encoder: `[n, 3, 32, 32]` images -> `[n, out_dim]` embeddings.
 #[derive(Module, Debug)]
 pub struct ImageEncoder<B: Backend> {
-    conv1: Conv2d<B>,
-    conv2: Conv2d<B>,
-    conv3: Conv2d<B>,
+    patch_embed: Linear<B>,
     fc1: Linear<B>,
+    norm: LayerNorm<B>,
     fc2: Linear<B>,
+    patch: usize,
 }
 
 impl ImageEncoderConfig {
     /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform).
-    pub fn init<B: Backend>(&self, device: &B::Device) -> ImageEncoder<B> {
-        let [c1, c2, c3] = self.channels;
-        let conv = |i: usize, o: usize| {
-            Conv2dConfig::new([i, o], [3, 3])
-                .with_stride([2, 2])
-                .with_padding(PaddingConfig2d::Explicit(1, 1, 1, 1))
-                .init(device)
-        };
-        let side = IMAGE_SIZE / 8;
-        ImageEncoder {
-            conv1: conv(3, c1),
-            conv2: conv(c1, c2),
-            conv3: conv(c2, c3),
-            fc1: LinearConfig::new(c3 * side * side, self.hidden).init(device),
-            fc2: LinearConfig::new(self.hidden, self.out_dim).init(device),
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
+        if self.patch == 0 || IMAGE_SIZE % self.patch != 0 {
+            return Err(Error::invalid(format!(
+                "image patch side {} must divide {IMAGE_SIZE}",
+                self.patch
+            )));
         }
+        let patches = (IMAGE_SIZE / self.patch).pow(2);
+        Ok(ImageEncoder {
+            patch_embed: LinearConfig::new(3 * self.patch * self.patch, self.patch_dim)
+                .init(device),
+            fc1: LinearConfig::new(patches * self.patch_dim, self.hidden).init(device),
+            norm: LayerNormConfig::new(self.hidden).init(device),
+            fc2: LinearConfig::new(self.hidden, self.out_dim).init(device),
+            patch: self.patch,
+        })
     }
 }
 
 impl<B: Backend> ImageEncoder<B> {
-    /// f(x) = W2 gelu(W1 flatten(conv3(conv2(conv1(x)))))  (GELU after each convolution).
+    /// f(x) = W2 LN(gelu(W1 flatten(gelu(P patches(x))))): a shared linear map P of each
+    /// non-overlapping patch (a stride = kernel convolution, as a ViT's patch embedding),
+    /// then an MLP over the concatenated patches, which keeps where each patch is (the
+    /// object's position is a state factor). The LayerNorm keeps the output at unit scale
+    /// at initialisation: SIGReg's gradient vanishes at a collapsed start.
     ///
     /// # Shapes
     /// `images [n, 3, 32, 32]` -> `[n, out_dim]`
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {
-        let x = gelu(self.conv1.forward(images)); // (n, c1, 16, 16)
-        let x = gelu(self.conv2.forward(x)); // (n, c2, 8, 8)
-        let x = gelu(self.conv3.forward(x)); // (n, c3, 4, 4)
-        let x: Tensor<B, 2> = x.flatten(1, 3); // (n, c3 * 16)
-        self.fc2.forward(gelu(self.fc1.forward(x)))
+        let [n, c, h, w] = images.dims();
+        let p = self.patch;
+        let (gh, gw) = (h / p, w / p);
+        let x = images.reshape([n, c, gh, p, gw, p]); // (n, c, gh, p, gw, p)
+        let x = x.permute([0, 2, 4, 1, 3, 5]); // (n, gh, gw, c, p, p)
+        let x: Tensor<B, 3> = x.reshape([n, gh * gw, c * p * p]); // (n, patches, c p p)
+        let x = gelu(self.patch_embed.forward(x)); // (n, patches, patch_dim)
+        let x: Tensor<B, 2> = x.flatten(1, 2); // (n, patches * patch_dim)
+        self.fc2
+            .forward(self.norm.forward(gelu(self.fc1.forward(x))))
     }
 }
 
@@ -106,17 +127,7 @@ pub fn embed_views<B: Backend>(
     let mut out = Vec::with_capacity(views.len());
     for chunk in views.chunks(256) {
         let imgs: Vec<Vec<f32>> = chunk.iter().map(|v| render(v, true)).collect();
-        let z = model.forward(images_tensor::<B>(&imgs, device));
-        let [_, d] = z.dims();
-        let data: Vec<f32> = z
-            .into_data()
-            .convert::<f32>()
-            .into_vec()
-            .map_err(|e| Error::Numerical(format!("reading image embeddings: {e:?}")))?;
-        out.extend(
-            data.chunks(d)
-                .map(|r| r.iter().map(|&x| x as f64).collect()),
-        );
+        out.extend(rows_f64(model.forward(images_tensor::<B>(&imgs, device)))?);
     }
     Ok(out)
 }
@@ -174,7 +185,7 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
     type Model = ImageEncoder<B>;
 
     fn init_model(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
-        Ok(self.model.init(device))
+        self.model.init(device)
     }
 
     fn step(
@@ -196,6 +207,103 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
         let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
         Ok(loss.into_step_output(imgs.len()))
     }
+}
+
+/// Token ids and padding of a batch of captions, ready for the text encoder.
+///
+/// # Shapes
+/// `views [n]` -> ids `[n, L]`, pad `[n, L]` (L = longest caption)
+pub fn caption_tensors<B: Backend>(
+    tokenizer: &TextTokenizer,
+    views: &[View],
+    device: &B::Device,
+) -> Result<(Tensor<B, 2, Int>, Tensor<B, 2, Bool>)> {
+    let rows: Vec<Vec<u32>> = views
+        .iter()
+        .map(|v| tokenizer.encode(&caption(v)))
+        .collect::<Result<_>>()?;
+    let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+    let p = pad_rows(&refs, None, tokenizer.pad);
+    let ids = Tensor::<B, 2, Int>::from_data(TensorData::new(p.ids, [p.n, p.len]), device);
+    let pad = Tensor::<B, 2, Bool>::from_data(TensorData::new(p.pad, [p.n, p.len]), device);
+    Ok((ids, pad))
+}
+
+/// Embeds views' captions in chunks of 256 (inference).
+///
+/// # Shapes
+/// `views [n]` -> `[n, embed_dim]`, row-major f64
+pub fn embed_captions<B: Backend>(
+    model: &TextEncoder<B>,
+    tokenizer: &TextTokenizer,
+    views: &[View],
+    device: &B::Device,
+) -> Result<Vec<Vec<f64>>> {
+    let mut out = Vec::with_capacity(views.len());
+    for chunk in views.chunks(256) {
+        let (ids, pad) = caption_tensors::<B>(tokenizer, chunk, device)?;
+        out.extend(rows_f64(model.embed(ids, pad))?);
+    }
+    Ok(out)
+}
+
+/// The text JEPA on the scene's captions: the shared [`TextEncoder`], views from a
+/// [`SceneViewSampler`] over the text modality, the same loss as [`ImageJepaTask`].
+pub struct CaptionJepaTask {
+    /// Where the views come from (modality Text).
+    pub sampler: SceneViewSampler,
+    /// Encoder sizes (its `embed_dim` is the embedding width d).
+    pub spec: EncoderSpec,
+    /// Caption tokenizer.
+    pub tokenizer: TextTokenizer,
+    /// Loss settings (lambda, slices, quadrature).
+    pub loss: LossConfig,
+    /// Run seed (views and SIGReg directions).
+    pub seed: u64,
+}
+
+impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
+    type Model = TextEncoder<B>;
+
+    fn init_model(&self, device: &B::Device) -> Result<TextEncoder<B>> {
+        self.spec.init(device)
+    }
+
+    fn step(
+        &mut self,
+        model: &TextEncoder<B>,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        // 1. Views: captions of independent renderings (good) or masked spans of one (bad).
+        let batch = self.sampler.batch(self.seed, step);
+        let n = self.sampler.batch;
+        let flat: Vec<View> = batch.iter().flatten().copied().collect();
+        // 2. Forward: all views in one pass (padded to the longest), split back per view.
+        let (ids, pad) = caption_tensors::<B>(&self.tokenizer, &flat, device)?;
+        let items = ids.dims()[0] * ids.dims()[1];
+        let z = model.embed(ids, pad); // (V n, d)
+        let views: Vec<Tensor<B, 2>> = (0..batch.len())
+            .map(|v| z.clone().narrow(0, v * n, n))
+            .collect();
+        // 3-4. Invariance to the mean of the views + lambda SIGReg.
+        let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
+        Ok(loss.into_step_output(items))
+    }
+}
+
+/// Reads a `[n, d]` tensor back as rows of f64.
+fn rows_f64<B: Backend>(z: Tensor<B, 2>) -> Result<Vec<Vec<f64>>> {
+    let [_, d] = z.dims();
+    let data: Vec<f32> = z
+        .into_data()
+        .convert::<f32>()
+        .into_vec()
+        .map_err(|e| Error::Numerical(format!("reading embeddings back: {e:?}")))?;
+    Ok(data
+        .chunks(d.max(1))
+        .map(|r| r.iter().map(|&x| x as f64).collect())
+        .collect())
 }
 
 /// The inference copy of a trained encoder (no autodiff graph).
@@ -225,7 +333,7 @@ mod tests {
     #[test]
     fn embeddings_see_position_and_are_deterministic() {
         let dev = Default::default();
-        let m = ImageEncoderConfig::new().init::<NdArray>(&dev);
+        let m = ImageEncoderConfig::new().init::<NdArray>(&dev).unwrap();
         let a = View::full([0, 0, 1, 0], 0, 3);
         let b = View::full([0, 0, 1, 3], 0, 3);
         let e = embed_views(&m, &[a, b, a], &dev).unwrap();

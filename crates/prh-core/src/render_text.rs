@@ -8,7 +8,7 @@
 //! `shape : size colour place` form no template produces. Every word names exactly one
 //! factor value, so the caption determines the visible part of the view (tested).
 
-use crate::scene::View;
+use crate::scene::{SceneWorld, View};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -125,10 +125,28 @@ pub fn vocabulary() -> Vec<String> {
     words
 }
 
+/// Texts to train the caption tokenizer on: for every state, every template and the
+/// hidden-template form, two complementary synonym choices (so every word occurs).
+pub fn tokenizer_corpus(world: &SceneWorld) -> Vec<String> {
+    let mut out = Vec::new();
+    for i in 0..world.n_states() {
+        for t in 0..=TEMPLATES {
+            let v = View {
+                nuisance_visible: t < TEMPLATES,
+                ..View::full(world.state(i), t % TEMPLATES, 0)
+            };
+            let bits = (i % 32) as u32;
+            out.push(caption_with(&v, bits));
+            out.push(caption_with(&v, 31 - bits));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scene::{SceneConfig, SceneWorld};
+    use crate::scene::SceneConfig;
     use std::collections::HashMap;
 
     /// Injective: over every state, template, visibility mask and synonym choice of the

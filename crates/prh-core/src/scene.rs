@@ -42,6 +42,13 @@ use serde::{Deserialize, Serialize};
 
 /// Names of the four state factors, in index order.
 pub const FACTORS: [&str; 4] = ["shape", "colour", "size", "position"];
+/// Names of each factor's values, in index order (the renderers know this many values).
+pub const VALUE_NAMES: [&[&str]; 4] = [
+    &["circle", "square", "triangle", "cross"],
+    &["red", "green", "blue", "yellow", "magenta", "cyan"],
+    &["small", "medium", "large"],
+    &["top-left", "top-right", "bottom-left", "bottom-right"],
+];
 /// Largest cardinality each factor supports (the renderers know this many values).
 pub const MAX_CARDINALITY: [usize; 4] = [4, 6, 3, 4];
 /// Largest nuisance cardinality of each modality (backgrounds, templates).
@@ -258,6 +265,11 @@ impl SceneWorld {
             i /= c;
         }
         z
+    }
+
+    /// The state's value names, e.g. `["circle", "red", "small", "top-left"]`.
+    pub fn describe(&self, z: &State) -> [&'static str; 4] {
+        [0, 1, 2, 3].map(|f| VALUE_NAMES[f][z[f]])
     }
 
     /// p(z) = prod_i p_i(z_i) over all states, in index order.

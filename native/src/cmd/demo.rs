@@ -1,22 +1,41 @@
-//! `prh-native demo`: the main job. The scene world's exact theory for good and bad views
-//! (spectrum, gap, image-vs-text sin-theta next to the Davis–Kahan bound).
+//! `prh-native demo`: the main job, on a world built in (no data, no network, CPU).
 //!
 //! ```text
 //! cargo run --release -p prh-native -- demo [--quick] [--out runs/demo] [--seed 0]
 //! ```
+//!
+//! 1. The scene world's exact theory for good and bad views: spectra, gaps, and the
+//!    image-vs-text sin-theta next to the Davis–Kahan bound.
+//! 2. Four JEPAs trained separately (image and caption encoders, good and bad views; no
+//!    pair ever crosses modalities), through the shared training loop.
+//! 3. A table: learned vs predicted, good vs bad; and a report folder: `results.json`,
+//!    SVG plots, checkpoints, `tokenizer.json` and embeddings (`.npy`) for the web app.
 
 use anyhow::{Context, Result};
-use prh_core::demo::{KindTheory, kind_theory};
-use prh_core::scene::{SceneConfig, SceneWorld, ViewKind};
-use std::path::PathBuf;
+use indicatif::{ProgressBar, ProgressStyle};
+use npyz::WriterBuilder;
+use prh_core::checkpoint::Checkpoint;
+use prh_core::demo::{
+    CpuBackend, DemoConfig, KindResults, KindTheory, caption_tokenizer, evaluate, kind_theory,
+    train_image, train_text,
+};
+use prh_core::linalg::{Matrix, to_row_major};
+use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
+use prh_core::render_text::caption;
+use prh_core::scene::{Modality, SceneWorld, ViewKind};
+use prh_core::train::RunSink;
+use serde_json::json;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Good vs bad views on a two-modality scene world: predicted vs learned.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// A smaller world and shorter training (under a minute; used by the tests).
+    /// A smaller world and short training (under a minute; used by the tests).
     #[arg(long)]
     pub quick: bool,
-    /// Report folder (created if missing; other runs are never touched).
+    /// Report folder (created if missing; files of other runs are never touched).
     #[arg(long, default_value = "runs/demo")]
     pub out: PathBuf,
     /// Seed of the world, the views and the encoders.
@@ -24,60 +43,408 @@ pub struct Args {
     pub seed: u64,
 }
 
-/// Representation dimension d: the number of single-factor directions of the demo world
-/// (sum over factors of (values - 1)).
-fn dimension(config: &SceneConfig) -> usize {
-    config.cardinality.iter().map(|c| c - 1).sum()
+/// Writes a training run's metrics and checkpoint under its folder and drives a progress
+/// bar (hidden when stderr is not a terminal).
+struct CliSink {
+    dir: PathBuf,
+    metrics: std::io::BufWriter<std::fs::File>,
+    bar: ProgressBar,
+    start: Instant,
+}
+
+impl CliSink {
+    fn new(dir: PathBuf, label: &str, steps: usize) -> Result<Self> {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let path = dir.join("metrics.jsonl");
+        let file =
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        let bar = ProgressBar::new(steps as u64);
+        bar.set_style(ProgressStyle::with_template(
+            "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
+        )?);
+        bar.set_prefix(label.to_string());
+        Ok(CliSink {
+            dir,
+            metrics: std::io::BufWriter::new(file),
+            bar,
+            start: Instant::now(),
+        })
+    }
+}
+
+impl RunSink for CliSink {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+    fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
+        let path = self.dir.join("metrics.jsonl");
+        writeln!(self.metrics, "{record}").map_err(|e| prh_core::Error::io(&path, e))
+    }
+    fn save(&mut self, name: &str, checkpoint: &Checkpoint) -> prh_core::Result<()> {
+        checkpoint.write(&self.dir.join(format!("{name}.ckpt")))
+    }
+    fn progress(&mut self, step: usize, _total: usize, loss: f64) {
+        self.bar.set_position(step as u64);
+        self.bar.set_message(format!("loss {loss:.4}"));
+    }
+}
+
+fn label(kind: ViewKind) -> &'static str {
+    match kind {
+        ViewKind::Good => "good",
+        ViewKind::Bad => "bad",
+    }
 }
 
 fn fmt_bound(b: Option<f64>) -> String {
-    b.map_or("none (no gap)".into(), |x| format!("{x:.4}"))
+    b.map_or("n/a (no gap)".into(), |x| format!("{x:.3}"))
 }
 
 fn print_theory(t: &KindTheory) {
-    let label = match t.kind {
+    let what = match t.kind {
         ViewKind::Good => "good views (two renderings of one scene)",
         ViewKind::Bad => "bad views (two corruptions of one rendering)",
     };
-    println!("\n{label}, d = {}", t.d);
+    println!("\n{what}, d = {}", t.d);
     for m in [&t.image, &t.text] {
         let ev: Vec<String> = m.eigenvalues.iter().map(|v| format!("{v:.3}")).collect();
         println!(
-            "  {:<5?} eigenvalues {}  gap after d: {:.4}",
-            m.modality,
+            "  {:<5} eigenvalues {}  gap after d: {:.4}",
+            format!("{:?}", m.modality),
             ev.join(" "),
             m.gap
         );
     }
     let c = &t.cross;
     println!(
-        "  image vs text: sin-theta op {:.4} (Davis-Kahan bound {}, Yu-Wang-Samworth {}), fro {:.4}",
+        "  image vs text (predicted): sin-theta op {:.3}, fro {:.3}; Davis-Kahan bound {}, Yu-Wang-Samworth {}",
         c.sin_theta_op,
+        c.sin_theta_fro,
         fmt_bound(c.davis_kahan_bound),
-        fmt_bound(c.yws_bound),
-        c.sin_theta_fro
+        fmt_bound(c.yws_bound)
     );
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let config = if args.quick {
-        SceneConfig::quick(args.seed)
-    } else {
-        SceneConfig::demo(args.seed)
-    };
-    let d = dimension(&config);
-    let world = SceneWorld::new(config).context("building the scene world")?;
-    println!(
-        "scene world: {} states (shape x colour x size x position), nuisances: {} backgrounds, {} templates",
-        world.n_states(),
-        world.q(prh_core::scene::Modality::Image).len(),
-        world.q(prh_core::scene::Modality::Text).len()
-    );
-    for kind in [ViewKind::Good, ViewKind::Bad] {
-        let t =
-            kind_theory(&world, kind, d).with_context(|| format!("theory of {kind:?} views"))?;
-        print_theory(&t);
-    }
-    let _ = &args.out;
+fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[m.nrows() as u64, m.ncols() as u64])
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .with_context(|| format!("writing {}", path.display()))?;
+    w.extend(to_row_major(m.as_ref()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    w.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+fn write_text(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn print_table(results: &[KindResults]) {
+    println!(
+        "\n{:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>13} {:>13}",
+        "views", "", "mutual-kNN", "(null)", "CKA", "R@1", "image vs F", "text vs F"
+    );
+    for r in results {
+        let rows = [
+            (
+                "learned",
+                &r.learned,
+                Some((&r.image_vs_theory, &r.text_vs_theory)),
+            ),
+            ("predicted", &r.predicted, None),
+        ];
+        for (name, a, vs) in rows {
+            let (iv, tv) = vs.map_or(("".into(), "".into()), |(i, t)| {
+                (format!("CKA {:.2}", i.cka), format!("CKA {:.2}", t.cka))
+            });
+            println!(
+                "{:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>13} {:>13}",
+                label(r.kind),
+                name,
+                a.mutual_knn,
+                format!("{:.3}+-{:.3}", a.mutual_knn_null[0], a.mutual_knn_null[1]),
+                a.cka,
+                a.r1_image_to_text,
+                iv,
+                tv
+            );
+        }
+    }
+    if let Some(r) = results.first() {
+        println!(
+            "(R@1: captions ranked for {} held-out pictures after a rotation fit on {} states; chance {:.3})",
+            r.learned.n_test, r.learned.n_fit, r.learned.r1_chance
+        );
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let t0 = Instant::now();
+    let cfg = if args.quick {
+        DemoConfig::quick(args.seed)
+    } else {
+        DemoConfig::full(args.seed)
+    };
+    let world = SceneWorld::new(cfg.world.clone()).context("building the scene world")?;
+    let d = cfg.d();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    println!(
+        "scene world: {} states (shape x colour x size x position), {} backgrounds, {} caption templates; d = {d}",
+        world.n_states(),
+        world.q(Modality::Image).len(),
+        world.q(Modality::Text).len()
+    );
+    // 1. Theory.
+    let theories: Vec<KindTheory> = [ViewKind::Good, ViewKind::Bad]
+        .into_iter()
+        .map(|k| kind_theory(&world, k, d).with_context(|| format!("theory of {} views", label(k))))
+        .collect::<Result<_>>()?;
+    theories.iter().for_each(print_theory);
+    // 2. Training: each modality and view kind separately; no cross-modal pair anywhere.
+    let tokenizer = caption_tokenizer(&world).context("training the caption tokenizer")?;
+    write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+    let device = Default::default();
+    let emb_dir = args.out.join("embeddings");
+    std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
+    println!(
+        "\ntraining 4 encoders ({} image steps, {} caption steps each) ...",
+        cfg.image_steps, cfg.text_steps
+    );
+    let mut results = Vec::new();
+    for t in &theories {
+        let k = label(t.kind);
+        let mut sink = CliSink::new(
+            args.out.join(format!("{k}_image")),
+            &format!("{k} image"),
+            cfg.image_steps,
+        )?;
+        let image = train_image::<CpuBackend>(&world, t.kind, &cfg, &mut sink, &device)
+            .with_context(|| format!("training the {k}-view image encoder"))?;
+        sink.bar.finish();
+        let mut sink = CliSink::new(
+            args.out.join(format!("{k}_text")),
+            &format!("{k} text"),
+            cfg.text_steps,
+        )?;
+        let text = train_text::<CpuBackend>(&world, t.kind, &cfg, &tokenizer, &mut sink, &device)
+            .with_context(|| format!("training the {k}-view caption encoder"))?;
+        sink.bar.finish();
+        println!(
+            "  {k}-view encoders trained ({:.0} s so far)",
+            t0.elapsed().as_secs_f64()
+        );
+        let r = evaluate(&world, t, &image, &text, &tokenizer, &cfg, &device)
+            .with_context(|| format!("evaluating the {k}-view encoders"))?;
+        write_npy(&emb_dir.join(format!("{k}_image.npy")), &r.image_embeddings)?;
+        write_npy(&emb_dir.join(format!("{k}_text.npy")), &r.text_embeddings)?;
+        results.push(r);
+    }
+    // 3. Report.
+    print_table(&results);
+    let (iv, tv) = prh_core::demo::paired_views(&world, cfg.seed ^ 0xe7a1 ^ 2);
+    let states: Vec<_> = iv
+        .iter()
+        .zip(&tv)
+        .map(|(a, b)| json!({ "state": world.describe(&a.state), "background": a.nuisance, "caption": caption(b) }))
+        .collect();
+    write_text(
+        &emb_dir.join("states.json"),
+        &serde_json::to_string_pretty(&states)?,
+    )?;
+    let report = json!({
+        "config": cfg,
+        "d": d,
+        "n_states": world.n_states(),
+        "theory": theories,
+        "results": results,
+        "seconds": t0.elapsed().as_secs_f64(),
+    });
+    write_text(
+        &args.out.join("results.json"),
+        &serde_json::to_string_pretty(&report)?,
+    )?;
+    write_text(&args.out.join("spectrum.svg"), &svg::spectrum(&theories))?;
+    write_text(&args.out.join("alignment.svg"), &svg::alignment(&results))?;
+    write_text(&args.out.join("views.svg"), &svg::views(&world, cfg.seed))?;
+    println!(
+        "\nreport: {} (results.json, spectrum.svg, alignment.svg, views.svg, embeddings/, checkpoints); {:.0} s",
+        args.out.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Hand-written SVG plots (three small charts do not need a plotting crate).
+mod svg {
+    use super::*;
+
+    const COLOURS: [&str; 4] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"];
+
+    /// Leading eigenvalues of K for each view kind and modality, the window end marked.
+    pub fn spectrum(theories: &[KindTheory]) -> String {
+        let (w, h, pad) = (640.0, 320.0, 40.0);
+        let n = theories.first().map_or(1, |t| t.image.eigenvalues.len());
+        let x = |i: usize| pad + (w - 2.0 * pad) * i as f64 / (n.max(2) - 1) as f64;
+        let y = |v: f64| h - pad - (h - 2.0 * pad) * v.clamp(0.0, 1.0);
+        let mut s = format!(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
+        );
+        s += &format!(
+            "<text x='{pad}' y='16'>eigenvalues of K (trivial 1 first); dashed: end of the top-d window</text>\n"
+        );
+        if let Some(t) = theories.first() {
+            let xd = x(t.d) + 0.5 * (x(1) - x(0));
+            s += &format!(
+                "<line x1='{xd}' y1='{}' x2='{xd}' y2='{}' stroke='grey' stroke-dasharray='4'/>\n",
+                y(1.0),
+                y(0.0)
+            );
+        }
+        for v in [0.0, 0.5, 1.0] {
+            s += &format!(
+                "<text x='4' y='{}'>{v:.1}</text><line x1='{pad}' y1='{}' x2='{}' y2='{}' stroke='#eee'/>\n",
+                y(v) + 4.0,
+                y(v),
+                w - pad,
+                y(v)
+            );
+        }
+        let mut series = 0;
+        for t in theories {
+            for m in [&t.image, &t.text] {
+                let c = COLOURS[series % 4];
+                let pts: Vec<String> = m
+                    .eigenvalues
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{:.1},{:.1}", x(i), y(*v)))
+                    .collect();
+                s += &format!(
+                    "<polyline points='{}' fill='none' stroke='{c}'/>\n",
+                    pts.join(" ")
+                );
+                for p in &pts {
+                    let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
+                    s += &format!("<circle cx='{px}' cy='{py}' r='2.5' fill='{c}'/>\n");
+                }
+                s += &format!(
+                    "<text x='{}' y='{}' fill='{c}'>{} {:?}</text>\n",
+                    w - 150.0,
+                    h - 100.0 + 14.0 * series as f64,
+                    label(t.kind),
+                    m.modality
+                );
+                series += 1;
+            }
+        }
+        s + "</svg>\n"
+    }
+
+    /// Grouped bars: mutual k-NN, CKA, R@1 for good/bad x learned/predicted.
+    pub fn alignment(results: &[KindResults]) -> String {
+        let (w, h, pad) = (640.0, 300.0, 40.0);
+        let metrics = ["mutual 10-NN", "CKA", "R@1"];
+        let mut s = format!(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
+        );
+        s += &format!(
+            "<text x='{pad}' y='16'>image vs text alignment: learned (separately trained encoders) vs predicted (theory)</text>\n"
+        );
+        let group_w = (w - 2.0 * pad) / metrics.len() as f64;
+        let bar_w = group_w / 5.0;
+        let y = |v: f64| h - pad - (h - 2.0 * pad) * v.clamp(0.0, 1.0);
+        let mut legend = Vec::new();
+        for (mi, name) in metrics.iter().enumerate() {
+            let x0 = pad + group_w * mi as f64;
+            s += &format!(
+                "<text x='{}' y='{}'>{name}</text>\n",
+                x0 + bar_w,
+                h - pad + 16.0
+            );
+            let mut b = 0;
+            for r in results {
+                for (src, a) in [("learned", &r.learned), ("predicted", &r.predicted)] {
+                    let v = [a.mutual_knn, a.cka, a.r1_image_to_text][mi];
+                    let x = x0 + bar_w * (0.5 + b as f64);
+                    s += &format!(
+                        "<rect x='{x:.1}' y='{:.1}' width='{:.1}' height='{:.1}' fill='{}'/>\n",
+                        y(v),
+                        bar_w * 0.9,
+                        y(0.0) - y(v),
+                        COLOURS[b]
+                    );
+                    s += &format!(
+                        "<text x='{x:.1}' y='{:.1}' font-size='9'>{v:.2}</text>\n",
+                        y(v) - 2.0
+                    );
+                    if mi == 0 {
+                        legend.push((format!("{} {src}", label(r.kind)), COLOURS[b]));
+                    }
+                    b += 1;
+                }
+            }
+        }
+        for (i, (text, c)) in legend.iter().enumerate() {
+            s += &format!(
+                "<rect x='{}' y='26' width='10' height='10' fill='{c}'/><text x='{}' y='35'>{text}</text>\n",
+                pad + 130.0 * i as f64,
+                pad + 14.0 + 130.0 * i as f64
+            );
+        }
+        s + "</svg>\n"
+    }
+
+    /// Example views: per row, two good views (separate renderings of one state) and two
+    /// bad views (corruptions of one rendering) of a picture, then the same for captions.
+    pub fn views(world: &SceneWorld, seed: u64) -> String {
+        let mut rng = prh_core::rng::generator(seed, prh_core::rng::Stream::Eval, 0x51e5);
+        let (cell, scale, rows) = (140.0, 3.0, 4);
+        let mut s = format!(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='10'>\n<rect width='100%' height='100%' fill='white'/>\n",
+            4.0 * cell + 20.0,
+            rows as f64 * cell + 40.0
+        );
+        s += "<text x='10' y='14'>left: good views (two renderings of one state); right: bad views (two corruptions of one rendering)</text>\n";
+        for row in 0..rows {
+            let good = world.sample_views(Modality::Image, ViewKind::Good, 2, &mut rng);
+            let bad = world.sample_views(Modality::Image, ViewKind::Bad, 2, &mut rng);
+            let good_t = world.sample_views(Modality::Text, ViewKind::Good, 2, &mut rng);
+            let bad_t = world.sample_views(Modality::Text, ViewKind::Bad, 2, &mut rng);
+            for (col, (v, t)) in good
+                .iter()
+                .chain(&bad)
+                .zip(good_t.iter().chain(&bad_t))
+                .enumerate()
+            {
+                let (x0, y0) = (col as f64 * cell + 10.0, row as f64 * cell + 24.0);
+                let rgb = to_rgb8(&render(v, true));
+                for py in 0..IMAGE_SIZE {
+                    for px in 0..IMAGE_SIZE {
+                        let i = 3 * (py * IMAGE_SIZE + px);
+                        s += &format!(
+                            "<rect x='{:.0}' y='{:.0}' width='{scale}' height='{scale}' fill='rgb({},{},{})'/>",
+                            x0 + px as f64 * scale,
+                            y0 + py as f64 * scale,
+                            rgb[i],
+                            rgb[i + 1],
+                            rgb[i + 2]
+                        );
+                    }
+                }
+                s += &format!(
+                    "\n<text x='{x0}' y='{}' font-size='8'>{}</text>\n",
+                    y0 + 32.0 * scale + 12.0,
+                    caption(t)
+                );
+            }
+        }
+        s + "</svg>\n"
+    }
 }
