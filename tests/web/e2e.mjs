@@ -8,6 +8,9 @@
 //   2. Alignment lab: upload two .npy files; the displayed mutual k-NN (and the other
 //      metrics) must equal `prh-native metrics --json` (1e-9).
 //   3. A malformed file must produce a visible error naming the file.
+//   4. Checkpoint lab: the demo encoder bundle loads, embeds the example texts in wasm
+//      (CPU backend) and lists each text's nearest text; a broken bundle is an error.
+//      (Its embeddings equal the native ones: web/tests/core_numerics.rs.)
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS.
@@ -150,13 +153,37 @@ async function alignment(page, url, dir) {
     const printed = Number(await page.$eval(`#metric-${key}`, (e) => e.textContent));
     check(Math.abs(shown - ref[key]) < TOL && Math.abs(printed - ref[key]) <= 5e-7, `alignment: ${key} page ${shown} = CLI ${ref[key]}`);
   }
-  // Hover a point so the screenshot shows the linked neighbour highlighting.
+  // The screenshot shows the demo sets shipped with the page (real captions, see
+  // web/make_demo.sh) with a point hovered: its neighbours are ringed in both spaces.
+  await page.click("#load-demo");
+  await page.waitForFunction(() => document.querySelector("#info-b")?.textContent.includes("demo_b.npy") && !document.querySelector("#busy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
   const ca = await (await page.$("#scatter-a")).boundingBox();
   for (let dx = 0; dx < 60; dx += 4) {
     await page.mouse.move(ca.x + ca.width / 2 + dx, ca.y + ca.height / 2 - dx / 2);
     if (!(await page.$eval("#hover-info", (e) => e.textContent)).startsWith("hover")) break;
   }
   await page.screenshot({ path: join(SHOTS, "alignment-lab.png"), fullPage: true });
+}
+
+async function checkpoint(page, url, dir) {
+  const bad = join(dir, "broken.safetensors");
+  writeFileSync(bad, "not a bundle");
+  await page.goto(`${url}?lab=checkpoint`, { waitUntil: "load" });
+  await page.waitForSelector("#file-bundle");
+  await (await page.$("#file-bundle")).uploadFile(bad);
+  await page.waitForSelector("#error-bundle", { visible: true, timeout: 20000 });
+  const msg = await page.$eval("#error-bundle", (e) => e.textContent);
+  check(msg.includes("broken.safetensors"), `checkpoint: broken bundle error names the file: "${msg.trim().slice(0, 120)}"`);
+  await page.click("#load-demo-model");
+  await page.waitForSelector("#bundle-info", { timeout: 60000 });
+  await page.click("#embed");
+  await page.waitForSelector("#neighbours", { timeout: 60000 });
+  const rows = await page.$$eval("#neighbours tr", (trs) => trs.length - 1);
+  const texts = (await page.$eval("#texts", (e) => e.value)).split("\n").filter((l) => l.trim()).length;
+  check(rows === texts && rows > 1, `checkpoint: ${rows} texts embedded and listed with their nearest text`);
+  const timing = await page.$eval("#embed-ms", (e) => e.textContent);
+  check(/embedded in \d+ ms on CPU/.test(timing), `checkpoint: backend and time shown: "${timing}"`);
+  await page.screenshot({ path: join(SHOTS, "checkpoint-lab.png"), fullPage: true });
 }
 
 async function main() {
@@ -176,6 +203,7 @@ async function main() {
     page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
     await spectral(page, url);
     await alignment(page, url, dir);
+    await checkpoint(page, url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
     failures++;

@@ -3,10 +3,12 @@
 //!
 //! - [`spectral_lab`]: the theorem for teaching — Pi, K, the spectrum, the rotation.
 //! - [`alignment_lab`]: PRH metrics between two embedding files.
+//! - [`checkpoint_lab`]: a trained text encoder (exported bundle) embedding typed texts.
 //!
 //! The state lives in the URL ([`url_state`]); figures export as PNG and JSON ([`export`]).
 
 mod alignment_lab;
+mod checkpoint_lab;
 mod draw;
 mod drop_zone;
 mod export;
@@ -22,6 +24,7 @@ use leptos::prelude::*;
 enum Lab {
     Spectral,
     Alignment,
+    Checkpoint,
 }
 
 impl Lab {
@@ -29,6 +32,7 @@ impl Lab {
         match self {
             Lab::Spectral => "spectral",
             Lab::Alignment => "alignment",
+            Lab::Checkpoint => "checkpoint",
         }
     }
 }
@@ -50,10 +54,10 @@ pub fn recomputed<T>(_: Option<&T>, _: Option<&T>) -> bool {
 /// The page: a tab bar and the selected lab.
 #[component]
 fn App() -> impl IntoView {
-    let lab = RwSignal::new(if url_state::get("lab", String::new()) == "alignment" {
-        Lab::Alignment
-    } else {
-        Lab::Spectral
+    let lab = RwSignal::new(match url_state::get("lab", String::new()).as_str() {
+        "alignment" => Lab::Alignment,
+        "checkpoint" => Lab::Checkpoint,
+        _ => Lab::Spectral,
     });
     let tab = move |l: Lab, title: &'static str| {
         view! {
@@ -70,12 +74,17 @@ fn App() -> impl IntoView {
                 <code>"prh-native"</code>
                 " CLI, compiled to WebAssembly and running in this page."
             </p>
-            <nav>{tab(Lab::Spectral, "Spectral lab")} {tab(Lab::Alignment, "Alignment lab")}</nav>
+            <nav>
+                {tab(Lab::Spectral, "Spectral lab")}
+                {tab(Lab::Alignment, "Alignment lab")}
+                {tab(Lab::Checkpoint, "Checkpoint lab")}
+            </nav>
         </header>
         <main>
             {move || match lab.get() {
                 Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
                 Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
+                Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
             }}
         </main>
     }

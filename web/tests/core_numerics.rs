@@ -10,9 +10,12 @@
 //! ```
 #![cfg(target_arch = "wasm32")]
 
+use prh_core::backend::Cpu;
+use prh_core::bundle::read_bundle;
 use prh_core::features::Features;
 use prh_core::metrics::{MetricOptions, measure};
 use prh_core::pair_graph::{Views, pair_matrix};
+use prh_core::text_task::embed_texts;
 use prh_core::theorem::analyse;
 use prh_core::world::{Preset, PresetSpec, World};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -67,6 +70,7 @@ fn ring_spectrum_equals_native() {
 #[wasm_bindgen_test]
 fn demo_metrics_equal_native() {
     // prh-native metrics web/assets/demo_a.npy web/assets/demo_b.npy --json
+    // (the demo sets of web/make_demo.sh: real Multi30k captions, tiny encoder)
     let a =
         Features::from_bytes("demo_a.npy", include_bytes!("../assets/demo_a.npy"), None).unwrap();
     let b =
@@ -74,9 +78,9 @@ fn demo_metrics_equal_native() {
     let r = measure(&a, &b, &MetricOptions::default()).unwrap();
     assert_eq!((r.n, r.k), (300, 10));
     // Neighbour overlaps are counts: exact.
-    assert_eq!(r.scores.mutual_knn, 0.592);
-    assert_eq!(r.scores.cycle_knn, 0.9633333333333334);
-    assert_eq!(r.scores.lcs_knn, 3.5733333333333333);
+    assert_eq!(r.scores.mutual_knn, 0.05333333333333334);
+    assert_eq!(r.scores.cycle_knn, 0.38333333333333336);
+    assert_eq!(r.scores.lcs_knn, 0.47333333333333333);
     let got = [
         r.scores.cka,
         r.scores.cka_rbf,
@@ -86,13 +90,71 @@ fn demo_metrics_equal_native() {
         r.null_mutual_knn_std.unwrap(),
     ];
     let native = [
-        0.9147082948027568,
-        0.9232687069336265,
-        0.9135886417492215,
-        0.5430952912799477,
-        0.03340333333333335,
-        0.004212757080846488,
+        0.20852793425064128,
+        0.305349346857727,
+        0.10590100302895836,
+        0.03871870173862938,
+        0.033573333333333344,
+        0.003647245536017559,
     ];
     let d = max_diff(&got, &native);
     assert!(d < TOL, "max |wasm - native| = {d:e}");
+}
+
+#[wasm_bindgen_test]
+fn demo_encoder_embeddings_equal_native() {
+    // The run exported as web/assets/demo_model.prh.safetensors (web/make_demo.sh), then
+    // prh-native embed --run RUN --texts texts3.txt --out emb3.npy   (native, burn ndarray)
+    // numpy: emb3[:, :4] and np.linalg.norm(emb3, axis=1).
+    const FIRST4: [[f64; 4]; 3] = [
+        [
+            -0.15334609150886536,
+            0.12892578542232513,
+            -0.1650116741657257,
+            -0.09313811361789703,
+        ],
+        [
+            0.04718542471528053,
+            -0.02378912828862667,
+            -0.34911713004112244,
+            0.06408917158842087,
+        ],
+        [
+            -0.13206396996974945,
+            -0.11485739797353745,
+            -0.2710353434085846,
+            -0.1155807301402092,
+        ],
+    ];
+    const NORMS: [f64; 3] = [1.428635442890385, 1.4382697237966144, 1.3374560877760064];
+    let bytes = include_bytes!("../assets/demo_model.prh.safetensors");
+    let device = Default::default();
+    let b = read_bundle::<Cpu>("demo_model.prh.safetensors", bytes, &device).unwrap();
+    let texts: Vec<String> = [
+        "a man rides a bicycle down the street",
+        "a cyclist pedals along a city road",
+        "two dogs play in the snow",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = embed_texts(&b.model, &b.spec, &b.tokenizer, &texts, 16, &device).unwrap();
+    let d = b.spec.d_model;
+    assert_eq!(rows.len(), 3 * d);
+    // f32 arithmetic, possibly summed in another order: agree to 1e-5.
+    for i in 0..3 {
+        let row = &rows[i * d..(i + 1) * d];
+        let got: Vec<f64> = row[..4].iter().map(|&x| f64::from(x)).collect();
+        let e = max_diff(&got, &FIRST4[i]);
+        assert!(e < 1e-5, "text {i}: first values differ by {e:e}");
+        let norm = row
+            .iter()
+            .map(|&x| f64::from(x).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!(
+            (norm - NORMS[i]).abs() < 1e-5,
+            "text {i}: norm {norm} vs native {}",
+            NORMS[i]
+        );
+    }
 }

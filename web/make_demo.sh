@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Rebuilds the playground's demo assets from real data (Multi30k, see ../shared/data):
+#   web/assets/demo_model.prh.safetensors  the tiny good-view text encoder (configs/tiny.toml,
+#                                           500 steps), exported for the Checkpoint lab;
+#   web/assets/demo_a.npy, demo_b.npy      that encoder's embeddings of caption 1 and
+#                                           caption 2 of the first 300 Multi30k test_2016
+#                                           images (Alignment lab demo sets: same images,
+#                                           different captions = good views).
+# Usage: PRH_DATA=../shared/data web/make_demo.sh [path/to/prh-native]
+# After a rebuild, update the reference values in web/tests/core_numerics.rs (printed by
+# the `prh-native metrics` / `embed` commands below).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NATIVE=${1:-${CARGO_TARGET_DIR:-target}/debug/prh-native}
+DATA=${PRH_DATA:?set PRH_DATA to the data folder}
+WORK=$(mktemp -d)
+"$NATIVE" train --config configs/tiny.toml --set run.steps=500 --set run.checkpoint_every=250 --out "$WORK/run"
+"$NATIVE" export --run "$WORK/run" --out web/assets/demo_model.prh.safetensors
+zcat "$DATA/multi30k/task2/raw/test_2016.1.en.gz" | head -300 > "$WORK/cap1.txt"
+zcat "$DATA/multi30k/task2/raw/test_2016.2.en.gz" | head -300 > "$WORK/cap2.txt"
+"$NATIVE" embed --run "$WORK/run" --texts "$WORK/cap1.txt" --out web/assets/demo_a.npy
+"$NATIVE" embed --run "$WORK/run" --texts "$WORK/cap2.txt" --out web/assets/demo_b.npy
+"$NATIVE" metrics web/assets/demo_a.npy web/assets/demo_b.npy --json
+printf 'a man rides a bicycle down the street\na cyclist pedals along a city road\ntwo dogs play in the snow\n' > "$WORK/texts3.txt"
+"$NATIVE" embed --run "$WORK/run" --texts "$WORK/texts3.txt" --out "$WORK/emb3.npy"
+python3 -c "import numpy as np, sys; e = np.load(sys.argv[1]); print(e[:, :4].tolist()); print(np.linalg.norm(e.astype(np.float64), axis=1).tolist())" "$WORK/emb3.npy"
+rm -rf "$WORK"
