@@ -295,8 +295,10 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(o, "{:<28} {:>16} {:>16}", "", "operator", "Frobenius")?;
         writeln!(
             o,
-            "{:<28} {:>16.6} {:>16.6}",
-            "measured sin-theta", c.sin_theta_op, c.sin_theta_fro
+            "{:<28} {:>16} {:>16}",
+            "measured sin-theta",
+            fmt_num(c.sin_theta_op),
+            fmt_num(c.sin_theta_fro)
         )?;
         writeln!(
             o,
@@ -312,6 +314,14 @@ pub fn run(args: Args) -> Result<()> {
             fmt_opt(c.yws_bound),
             fmt_opt(c.yws_bound)
         )?;
+        if c.sin_theta_fro < 1e-12 {
+            // Eigenvectors carry ~n * 1e-16 error, so a measured angle and a bound that are
+            // both this small are round-off of an exact 0 and may come out in either order.
+            writeln!(
+                o,
+                "(sin-theta at round-off: the two top-d subspaces coincide)"
+            )?;
+        }
     }
     if let Some(r) = &rotation {
         writeln!(
