@@ -373,3 +373,32 @@ fn argument_errors_are_explained() {
         "{text}"
     );
 }
+
+#[test]
+fn next_token_views_share_the_nuisance_and_weaken_the_state() {
+    // Two clusters (sizes from the seed; rho = 0.5): eig K_W = {1, 1, 0.5 x4}. Next-token pairs, drift tau:
+    // [(1 - tau) K_W + tau sqrt(p) sqrt(p)^T] ⊗ I_2 = {1 x2 (trivial and the nuisance),
+    // (1 - tau) x2 (the second cluster), 0.5 (1 - tau) x8}.
+    let v = spectral_json(&[
+        "--world",
+        "clusters",
+        "--n",
+        "6",
+        "--clusters",
+        "2",
+        "--nuisances",
+        "2",
+        "--views",
+        "next-token",
+        "--drift",
+        "0.4",
+        "--dim",
+        "2",
+    ]);
+    let want = [1.0, 1.0, 0.6, 0.6, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3];
+    let eig = floats(&v["eigenvalues"]);
+    assert_eq!(eig.len(), want.len());
+    for (g, w) in eig.iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "{eig:?}");
+    }
+}
