@@ -346,7 +346,7 @@ impl TrainConfig {
             .dims()
             .map_err(|e| Error::format(source, "model.size", e.to_string()))?;
         let (d, _, h, _) = self.model.dims()?;
-        if h == 0 || d % h != 0 {
+        if h == 0 || !d.is_multiple_of(h) {
             return bad(
                 "model.heads",
                 "d_model must be a positive multiple of heads",

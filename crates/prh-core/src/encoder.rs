@@ -76,7 +76,7 @@ impl EncoderSpec {
 
     /// Builds a freshly initialised encoder on `device`.
     pub fn init<B: Backend>(&self, device: &B::Device) -> Result<TextEncoder<B>> {
-        if self.heads == 0 || self.d_model % self.heads != 0 || self.vocab == 0 {
+        if self.heads == 0 || !self.d_model.is_multiple_of(self.heads) || self.vocab == 0 {
             return Err(Error::invalid(format!(
                 "encoder spec: {self:?} (d_model must be a multiple of heads)"
             )));

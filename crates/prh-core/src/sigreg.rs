@@ -103,7 +103,7 @@ pub fn slice_statistics(
             z.len()
         )));
     }
-    if directions.is_empty() || directions.len() % d != 0 {
+    if directions.is_empty() || !directions.len().is_multiple_of(d) {
         return Err(Error::invalid(format!(
             "SIGReg: directions must be [m, {d}], got {} values",
             directions.len()

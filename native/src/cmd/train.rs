@@ -125,7 +125,7 @@ impl RunSink for FsSink {
                 bar.set_position(step as u64);
                 bar.set_message(format!("loss {loss:.4}"));
             }
-            None if step % self.log_every.max(1) == 0 || step == total => {
+            None if step.is_multiple_of(self.log_every.max(1)) || step == total => {
                 eprintln!("step {step}/{total} loss {loss:.4} {rate:.2} steps/s");
             }
             None => {}
