@@ -88,7 +88,7 @@ impl Features {
         Ok(out)
     }
 
-    /// The first `count` samples, or the samples from `count` on (`tail = true`).
+    /// Splits into the first `count` samples and the remaining ones (e.g. fit / held-out).
     ///
     /// # Shapes
     /// `[n, layers, d]` -> `[count, layers, d]` or `[n - count, layers, d]`
@@ -435,6 +435,14 @@ impl NpyElement for f64 {
     }
 }
 
+impl NpyElement for half::f16 {
+    const DESCR: &'static str = "<f2";
+    const SIZE: usize = 2;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+}
+
 /// Reads an embedding file from disk (native only); see [`Features::from_bytes`].
 ///
 /// # Shapes
@@ -471,6 +479,17 @@ mod tests {
         let f = Features::from_bytes("t.npy", &npy_bytes(&[2, 3, 2], &v32).unwrap(), None).unwrap();
         assert_eq!((f.n, f.layers, f.d), (2, 3, 2));
         assert_eq!(f.layer(1).unwrap(), vec![-1.0, -0.5, 2.0, 2.5]);
+    }
+
+    #[test]
+    fn npy_float16_round_trip() {
+        let vals = [0.5f32, -1.25, 3.0, 1024.0, -0.0625, 7.5];
+        let h: Vec<half::f16> = vals.iter().map(|&x| half::f16::from_f32(x)).collect();
+        let f = Features::from_bytes("h.npy", &npy_bytes(&[3, 2], &h).unwrap(), None).unwrap();
+        assert_eq!(f.data, vals.iter().map(|&x| x as f64).collect::<Vec<_>>());
+        let e = Features::from_bytes("h.npy", &npy_bytes(&[3, 2], &h).unwrap()[..130], None)
+            .unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
     }
 
     #[test]

@@ -4,9 +4,17 @@
 //! A and row i of B are the true pair, the accuracy.
 //!
 //! ```text
-//! prh-native match classes_text.npy classes_image.npy --json
-//! {"n":100,"accuracy":0.93,"objective":0.0012,"bound":0.0009,...}
+//! # inputs: a100.npy = a[:100] of `prh-native metrics`, b100.npy = (a q + 0.2 noise)[:100]
+//! $ prh-native match a100.npy b100.npy
+//! pair-free matching of a100.npy and b100.npy (N = 100, 0.71 s)
+//! accuracy          1.0000   (chance 0.0100)
+//! objective (GW)    1.241240e-3   (found, start: entropic-gw)
+//! objective (truth) 1.241240e-3
+//! lower bound       1.150772e-5   (Hoffman–Wielandt)
 //! ```
+//! The solver never sees the pairing: B's rows are shuffled (seeded) before matching.
+//! On isotropic Gaussian data the search gets harder with noise: with 0.6 noise per
+//! coordinate it stops in a local optimum (objective above `objective (truth)`).
 
 use super::metrics::load_pair;
 use anyhow::{Context, Result};
