@@ -271,3 +271,49 @@ fn sigreg_cli_matches_numpy_reference() {
         "{v} vs {closed}"
     );
 }
+
+#[test]
+fn periodic_evaluation_against_a_frozen_target_keeps_the_best_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    // Frozen target: the one-hot state (colour, animal, action) of each group, in order.
+    let mut target = Vec::new();
+    for c in 0..5 {
+        for a in 0..4 {
+            for v in 0..2 {
+                let mut row = vec![0.0; 11];
+                (row[c], row[5 + a], row[9 + v]) = (1.0, 1.0, 1.0);
+                target.extend(row);
+            }
+        }
+    }
+    let tpath = tmp.path().join("target.npy");
+    write_npy(&tpath, 40, 11, &target);
+    let run = tmp.path().join("run");
+    let t = format!("eval.target={}", tpath.display());
+    check(&train(
+        &corpus,
+        &run,
+        &[&t, "eval.max_groups=40", "eval.k=5", "run.eval_every=4"],
+    ));
+    let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let evals: Vec<(u64, f64)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v.get("eval").is_some())
+        .map(|v| {
+            (
+                v["step"].as_u64().unwrap(),
+                v["eval"]["mutual_knn"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(evals.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4, 8]);
+    assert!(
+        evals.iter().all(|e| (0.0..=1.0).contains(&e.1)),
+        "{evals:?}"
+    );
+    let best = prh_core::checkpoint::Checkpoint::read(&run.join("checkpoints/best.ckpt")).unwrap();
+    let max = evals.iter().map(|e| e.1).fold(f64::MIN, f64::max);
+    assert_eq!(best.meta.best, Some(max));
+}
