@@ -13,13 +13,19 @@ fn top_level_help_lists_every_subcommand() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for cmd in ["spectral", "demo"] {
-        assert!(text.contains(cmd), "--help does not mention `{cmd}`:\n{text}");
+        assert!(
+            text.contains(cmd),
+            "--help does not mention `{cmd}`:\n{text}"
+        );
     }
 }
 
 #[test]
 fn unknown_subcommand_fails_with_non_zero_exit() {
-    let out = bin().arg("no-such-command").output().expect("run prh-native");
+    let out = bin()
+        .arg("no-such-command")
+        .output()
+        .expect("run prh-native");
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-command"));
 }

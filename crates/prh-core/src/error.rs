@@ -33,7 +33,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Builds an [`Error::Format`] for `path`, naming `field` and what was expected.
-    pub fn format(path: impl Into<PathBuf>, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn format(
+        path: impl Into<PathBuf>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Error::Format {
             path: path.into(),
             field: field.into(),

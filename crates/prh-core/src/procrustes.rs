@@ -1,7 +1,7 @@
 //! Orthogonal Procrustes: the rotation Q of the theorem f*_1 = Q f*_2 (paper §2), fitted
 //! from paired rows.
 
-use crate::linalg::{svd, Matrix};
+use crate::linalg::{Matrix, svd};
 use crate::{Error, Result};
 use faer::MatRef;
 
@@ -90,7 +90,9 @@ mod tests {
 
     #[test]
     fn recovers_a_planted_rotation() {
-        let a = Mat::from_fn(20, 3, |i, j| ((i * 7 + j * 3) % 11) as f64 - 5.0 + 0.1 * j as f64);
+        let a = Mat::from_fn(20, 3, |i, j| {
+            ((i * 7 + j * 3) % 11) as f64 - 5.0 + 0.1 * j as f64
+        });
         let r = rotation_3d(0.7);
         let b = &a * &r;
         let p = fit(a.as_ref(), b.as_ref()).unwrap();
@@ -100,7 +102,9 @@ mod tests {
 
     #[test]
     fn semi_orthogonal_when_widths_differ() {
-        let a = Mat::from_fn(10, 4, |i, j| ((i + 2 * j) % 5) as f64 + 0.01 * (i * j) as f64);
+        let a = Mat::from_fn(10, 4, |i, j| {
+            ((i + 2 * j) % 5) as f64 + 0.01 * (i * j) as f64
+        });
         let b = Mat::from_fn(10, 2, |i, j| ((3 * i + j) % 4) as f64);
         let p = fit(a.as_ref(), b.as_ref()).unwrap();
         let qtq = p.q.transpose() * &p.q;
