@@ -125,6 +125,9 @@ pub fn pair_matrix(world: &World, m: usize, views: Views) -> Result<Matrix> {
 }
 
 /// Names of modality `m`'s observations, `state|nuisance`, in [`pair_matrix`]'s order.
+///
+/// # Shapes
+/// -> `[n k]`
 pub fn observation_names(world: &World, m: usize) -> Result<Vec<String>> {
     let md = world.modality(m)?;
     Ok(world
@@ -135,6 +138,9 @@ pub fn observation_names(world: &World, m: usize) -> Result<Vec<String>> {
 }
 
 /// The state of each observation of modality `m` (x = z |U| + u  ->  z).
+///
+/// # Shapes
+/// -> `[n k]`
 pub fn observation_states(world: &World, m: usize) -> Result<Vec<usize>> {
     let k = world.modality(m)?.q.len();
     Ok((0..world.n() * k).map(|x| x / k).collect())

@@ -196,6 +196,10 @@ pub fn compare_views(
 }
 
 /// Good views vs bad views of the world's first modality (see [`compare_views`]).
+/// This is the call behind the demo's "predicted" column: spectra, gaps, sin-theta and bounds.
+///
+/// # Shapes
+/// world with n states, first modality with k nuisances: kernels `[n k, n k]`
 pub fn compare_good_bad(world: &World, d: usize, skip_trivial: bool) -> Result<ViewComparison> {
     compare_views(world, 0, Views::Good, Views::Bad, d, skip_trivial)
 }
@@ -238,6 +242,9 @@ pub struct CrossModal {
 /// `a.0` under views `a.1` and modality `b.0` under views `b.1` (Procrustes on rows scaled by
 /// sqrt(w)). For good views on both sides F depends on z only and the residual is round-off;
 /// with bad views F also encodes the nuisance, which the other modality cannot match.
+///
+/// # Shapes
+/// world with n states, modalities with k_a, k_b nuisances -> q `[d, d]`, fa/fb `[n k_a k_b, d]`
 pub fn cross_modal(
     world: &World,
     a: (usize, Views),
