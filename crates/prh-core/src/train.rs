@@ -385,6 +385,7 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
                 if let Some(s) = std {
                     obj.insert("embedding_std".into(), serde_json::json!(s));
                 }
+                obj.insert("items".into(), serde_json::json!(items_since));
                 obj.insert(
                     "items_per_s".into(),
                     serde_json::json!(items_since as f64 / dt),

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""PyTorch reference for `prh-native train`'s JEPA step (benches/train_throughput.sh).
+
+One step = the same stages as prh_core::train on the same shapes: token + position
+embeddings, pre-LN transformer encoder (GELU, no dropout), final LayerNorm, mean pooling
+over non-pad tokens, invariance (MSE of every view to the mean of the globals), SIGReg
+(Epps-Pulley, t = linspace(0, 3, 17), folded trapezoid weights x exp(-t^2/2)), backward,
+global grad-norm clip 1.0, AdamW(lr 5e-4, wd 0.05). Prints one JSON line with tokens/s
+(tokens = non-pad tokens, counted as prh does).
+
+    python3 benches/torch_step.py --d 64 --layers 2 --heads 4 --dff 128 --seqs 256 --len 12 --steps 5
+"""
+import argparse, json, math, time
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:  # the bench script reports this instead of a number
+    print(json.dumps({"error": "torch is not importable (pip install torch)"}))
+    raise SystemExit(0)
+
+
+def sigreg(z, slices, gen):
+    n, d = z.shape
+    a = torch.randn(d, slices, generator=gen)
+    a = a / a.norm(dim=0, keepdim=True)
+    t = torch.linspace(0, 3, 17)
+    dt = 3 / 16
+    w = torch.full((17,), 2 * dt)
+    w[0] = w[-1] = dt
+    phi = torch.exp(-0.5 * t**2)
+    w = w * phi
+    x = (z @ a).unsqueeze(-1) * t  # (n, m, k)
+    err = (x.cos().mean(0) - phi) ** 2 + x.sin().mean(0) ** 2
+    return (err @ w * n).mean()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for k, v in dict(d=64, layers=2, heads=4, dff=128, vocab=2000, seqs=256, len=12, views=8,
+                     n_global=2, slices=64, steps=5, threads=0).items():
+        p.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    a = p.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(0)
+    tok = nn.Embedding(a.vocab, a.d)
+    pos = nn.Embedding(64, a.d)
+    layer = nn.TransformerEncoderLayer(a.d, a.heads, a.dff, dropout=0.0, activation="gelu",
+                                       batch_first=True, norm_first=True)
+    enc = nn.TransformerEncoder(layer, a.layers, enable_nested_tensor=False)
+    norm = nn.LayerNorm(a.d)
+    params = [*tok.parameters(), *pos.parameters(), *enc.parameters(), *norm.parameters()]
+    opt = torch.optim.AdamW(params, lr=5e-4, weight_decay=0.05)
+    n = a.seqs // a.views
+    times = []
+    for step in range(a.steps + 1):  # step 0 is warm-up, not timed
+        ids = torch.randint(5, a.vocab, (a.seqs, a.len), generator=gen)
+        pad = torch.zeros(a.seqs, a.len, dtype=torch.bool)
+        t0 = time.perf_counter()
+        x = tok(ids) + pos(torch.arange(a.len)).unsqueeze(0)
+        h = norm(enc(x, src_key_padding_mask=pad))
+        keep = (~pad).float().unsqueeze(-1)
+        z = (h * keep).sum(1) / keep.sum(1)
+        views = z.view(a.views, n, a.d)
+        centre = views[: a.n_global].mean(0, keepdim=True)
+        inv = ((views - centre) ** 2).mean()
+        sig = sum(sigreg(views[v], a.slices, gen) for v in range(a.views)) / a.views
+        loss = inv + 0.02 * sig
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        if step > 0:
+            times.append(time.perf_counter() - t0)
+    mean = sum(times) / len(times)
+    print(json.dumps({"tokens_per_s": a.seqs * a.len / mean, "s_per_step": mean,
+                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+
+
+if __name__ == "__main__":
+    main()
