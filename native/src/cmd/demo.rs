@@ -41,6 +41,15 @@ pub struct Args {
     /// Seed of the world, the views and the encoders.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Override the optimiser steps of each image encoder (default: 600, quick 40).
+    #[arg(long)]
+    pub image_steps: Option<usize>,
+    /// Override the optimiser steps of each caption encoder (default: 400, quick 40).
+    #[arg(long)]
+    pub text_steps: Option<usize>,
+    /// Override the peak learning rate (default 2e-3).
+    #[arg(long)]
+    pub lr: Option<f64>,
 }
 
 /// Writes a training run's metrics and checkpoint under its folder and drives a progress
@@ -78,7 +87,10 @@ impl RunSink for CliSink {
     }
     fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
         let path = self.dir.join("metrics.jsonl");
-        writeln!(self.metrics, "{record}").map_err(|e| prh_core::Error::io(&path, e))
+        // Flushed per line so a run can be followed (`tail -f`) while it trains.
+        writeln!(self.metrics, "{record}")
+            .and_then(|()| self.metrics.flush())
+            .map_err(|e| prh_core::Error::io(&path, e))
     }
     fn save(&mut self, name: &str, checkpoint: &Checkpoint) -> prh_core::Result<()> {
         checkpoint.write(&self.dir.join(format!("{name}.ckpt")))
@@ -186,11 +198,14 @@ fn print_table(results: &[KindResults]) {
 
 pub fn run(args: Args) -> Result<()> {
     let t0 = Instant::now();
-    let cfg = if args.quick {
+    let mut cfg = if args.quick {
         DemoConfig::quick(args.seed)
     } else {
         DemoConfig::full(args.seed)
     };
+    cfg.image_steps = args.image_steps.unwrap_or(cfg.image_steps);
+    cfg.text_steps = args.text_steps.unwrap_or(cfg.text_steps);
+    cfg.lr = args.lr.unwrap_or(cfg.lr);
     let world = SceneWorld::new(cfg.world.clone()).context("building the scene world")?;
     let d = cfg.d();
     std::fs::create_dir_all(&args.out)
