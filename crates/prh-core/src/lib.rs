@@ -9,6 +9,7 @@
 //! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`], [`train`]
 //! - shared: [`error`], [`linalg`]
 
+pub mod assignment;
 pub mod cka;
 pub mod demo;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod knn;
 pub mod linalg;
 pub mod matching;
 pub mod metrics;
+pub mod npy;
 pub mod preprocess;
 pub mod procrustes;
 pub mod retrieval;
@@ -42,5 +44,7 @@ pub mod pair_graph;
 pub mod kernel;
 pub mod spectrum;
 pub mod theorem;
+pub mod experiment;
+pub mod experiment_report;
 
 pub use error::{Error, Result};
