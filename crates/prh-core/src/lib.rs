@@ -10,6 +10,7 @@
 //! - shared: [`error`], [`linalg`]
 
 pub mod assignment;
+pub mod assignment;
 pub mod cka;
 pub mod demo;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod knn;
 pub mod linalg;
 pub mod matching;
 pub mod metrics;
+pub mod npy;
 pub mod npy;
 pub mod preprocess;
 pub mod procrustes;
