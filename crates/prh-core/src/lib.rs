@@ -10,7 +10,6 @@
 //! - shared: [`error`], [`linalg`]
 
 pub mod assignment;
-pub mod assignment;
 pub mod cka;
 pub mod demo;
 pub mod error;
@@ -20,7 +19,6 @@ pub mod knn;
 pub mod linalg;
 pub mod matching;
 pub mod metrics;
-pub mod npy;
 pub mod npy;
 pub mod preprocess;
 pub mod procrustes;
