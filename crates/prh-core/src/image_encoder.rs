@@ -60,7 +60,7 @@ pub struct ImageEncoder<B: Backend> {
 impl ImageEncoderConfig {
     /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform).
     pub fn init<B: Backend>(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
-        if self.patch == 0 || IMAGE_SIZE % self.patch != 0 {
+        if self.patch == 0 || !IMAGE_SIZE.is_multiple_of(self.patch) {
             return Err(Error::invalid(format!(
                 "image patch side {} must divide {IMAGE_SIZE}",
                 self.patch
