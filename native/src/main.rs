@@ -40,6 +40,8 @@ enum Command {
     Export(cmd::export::Args),
     /// SIGReg (LeJEPA's Gaussianity statistic) of an embedding file: collapse diagnosis.
     Sigreg(cmd::sigreg::Args),
+    /// Reproduce a claim on real data into a report folder (views-multilingual).
+    Experiment(cmd::experiment::Args),
 }
 
 fn main() -> std::process::ExitCode {
@@ -65,5 +67,6 @@ fn run(cli: Cli) -> Result<()> {
         Command::Embed(args) => cmd::embed::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Sigreg(args) => cmd::sigreg::run(args),
+        Command::Experiment(args) => cmd::experiment::run(args),
     }
 }

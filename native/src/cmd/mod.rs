@@ -10,3 +10,4 @@ pub mod embed;
 pub mod export;
 pub mod sigreg;
 pub mod train;
+pub mod experiment;

@@ -1,0 +1,475 @@
+//! `prh-native experiment NAME`: one of the paper's claims on real data, end to end, into
+//! a report folder (`results.json`, `report.md`, SVG plots).
+//!
+//! ```text
+//! $ prh-native experiment views-multilingual --quick --out /tmp/vm-quick
+//! good seed 0: en ... de ... (12 steps each)
+//! ...
+//! report folder /tmp/vm-quick: results.json report.md alignment_mutual_knn.svg ...
+//! ```
+//!
+//! `views-multilingual`: per objective and seed, an English encoder trained only on
+//! English captions and a German one trained only on German captions; the probe texts
+//! (first caption of each fit-split and test-split image) are embedded at step 0, every
+//! `eval_every` steps and at the end, and the two languages are compared at each step
+//! ([`prh_core::experiment::align_point`]).
+
+use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::checkpoint::Checkpoint;
+use prh_core::config::Objective;
+use prh_core::corpus;
+use prh_core::experiment::{
+    AlignmentPoint, ExperimentConfig, RecordingTask, SeedStats, bands, seed_stats,
+};
+use prh_core::experiment_report::{Row, Series, markdown_table, svg_bands};
+use prh_core::text_task::TextTask;
+use prh_core::tokenizer::TextTokenizer;
+use prh_core::train::{RunSink, train};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const VIEWS_MULTILINGUAL: &str =
+    include_str!("../../../configs/experiments/views-multilingual.toml");
+const VIEWS_MULTILINGUAL_QUICK: &str =
+    include_str!("../../../configs/experiments/views-multilingual-quick.toml");
+
+/// Run an experiment of issue 6 and write its report folder.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Experiment: views-multilingual.
+    pub name: String,
+    /// The smoke-test size (one seed, tiny budget; minutes on a CPU).
+    #[arg(long)]
+    pub quick: bool,
+    /// Experiment config (TOML) instead of the built-in one (configs/experiments/).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Override a field: --set experiment.seeds=[0] or --set train.run.steps=100.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Report folder (default runs/experiments/NAME[-quick]).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Data directory (default $PRH_DATA, else ../shared/data).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Backend: cpu, wgpu or cuda (compiled in with the cargo feature of that name).
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+/// Training losses kept in memory, wall-clock from the process.
+struct LossSink {
+    start: Instant,
+    records: Vec<serde_json::Value>,
+}
+
+impl RunSink for LossSink {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+    fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
+        self.records.push(record.clone());
+        Ok(())
+    }
+    fn save(&mut self, _name: &str, _ck: &Checkpoint) -> prh_core::Result<()> {
+        Ok(())
+    }
+}
+
+/// One objective x seed: both languages trained, their alignment over steps.
+#[derive(Serialize)]
+struct RunResult {
+    objective: Objective,
+    seed: u64,
+    /// Alignment at every recorded step; the last one carries the permutation null.
+    curve: Vec<AlignmentPoint>,
+    /// Last logged training loss per language.
+    final_loss: [f64; 2],
+    /// Training wall time per language, seconds.
+    train_s: [f64; 2],
+}
+
+/// Final-step spread over seeds for one objective.
+#[derive(Serialize)]
+struct Summary {
+    objective: Objective,
+    mutual_knn: SeedStats,
+    null_mean: SeedStats,
+    cka: SeedStats,
+    r1_a_to_b: SeedStats,
+    r1_b_to_a: SeedStats,
+}
+
+/// First caption of the first `max` (0: all) groups of `split`, and the image ids.
+fn probe(dir: &Path, split: &str, lang: &str, max: usize) -> Result<(Vec<String>, Vec<String>)> {
+    let mut c = corpus::read_multi30k(dir, split, lang)?;
+    c.truncate(max);
+    Ok(c.groups
+        .into_iter()
+        .map(|g| (g.texts[0].clone(), g.id))
+        .unzip())
+}
+
+fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::Good => "good",
+        Objective::Bad => "bad",
+        Objective::NextToken => "next-token",
+    }
+}
+
+fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+    let t0 = Instant::now();
+    let (source, text) = match &args.config {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        ),
+        None if args.quick => (
+            "configs/experiments/views-multilingual-quick.toml".to_string(),
+            VIEWS_MULTILINGUAL_QUICK.to_string(),
+        ),
+        None => (
+            "configs/experiments/views-multilingual.toml".to_string(),
+            VIEWS_MULTILINGUAL.to_string(),
+        ),
+    };
+    let cfg = ExperimentConfig::from_toml(&source, &text, &args.set)?;
+    let spec = &cfg.spec;
+    let dir = corpus::data_dir(args.data.as_deref()).context(
+        "no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)",
+    )?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs/experiments").join(if args.quick {
+            format!("{}-quick", args.name)
+        } else {
+            args.name.clone()
+        })
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+
+    // Probe texts per language: fit rows then test rows, same images on both sides.
+    let mut probes: Vec<Vec<String>> = Vec::new();
+    let mut ids: Vec<Vec<String>> = Vec::new();
+    let (mut n_fit, mut n_test) = (0, 0);
+    for lang in &spec.langs {
+        let (mut t, mut i) = probe(&dir, &spec.fit_split, lang, spec.fit_groups)?;
+        n_fit = t.len();
+        let (t2, i2) = probe(&dir, &spec.test_split, lang, spec.test_groups)?;
+        n_test = t2.len();
+        t.extend(t2);
+        i.extend(i2);
+        probes.push(t);
+        ids.push(i);
+    }
+    if ids[0] != ids[1] || probes[0].len() != probes[1].len() {
+        bail!(
+            "the {} and {} probe splits do not list the same images",
+            spec.langs[0],
+            spec.langs[1]
+        );
+    }
+    // Training corpora and tokenizers: one per language, shared by every objective/seed.
+    let base = cfg.train_config(&source, Objective::Good, 0, &spec.langs[0])?;
+    let mut corpora = Vec::new();
+    let mut toks = Vec::new();
+    for lang in &spec.langs {
+        let mut c = corpus::read_multi30k(&dir, &base.data.train_split, lang)?;
+        c.truncate(base.data.max_groups);
+        toks.push(TextTokenizer::train(c.texts(), &base.tokenizer)?);
+        corpora.push(c);
+    }
+    eprintln!(
+        "{}: {} objectives x {} seeds x 2 languages, {} steps each on {} training images; \
+         probes {n_fit} {} + {n_test} {} images",
+        spec.name,
+        spec.objectives.len(),
+        spec.seeds.len(),
+        base.run.steps,
+        corpora[0].groups.len(),
+        spec.fit_split,
+        spec.test_split
+    );
+
+    let mut runs = Vec::new();
+    for &objective in &spec.objectives {
+        for &seed in &spec.seeds {
+            let mut snaps = Vec::new();
+            let (mut final_loss, mut train_s) = ([0.0; 2], [0.0; 2]);
+            for (l, lang) in spec.langs.iter().enumerate() {
+                let mut tcfg = cfg.train_config(&source, objective, seed, lang)?;
+                tcfg.run.eval_every = spec.eval_every;
+                let config_toml = tcfg.to_toml()?;
+                let inner = TextTask::new(tcfg.clone(), toks[l].clone(), &corpora[l].groups)?;
+                let mut task = RecordingTask {
+                    inner,
+                    texts: probes[l].clone(),
+                    snapshots: Vec::new(),
+                };
+                let t = Instant::now();
+                task.record_init::<B>(&device)?;
+                let mut sink = LossSink {
+                    start: Instant::now(),
+                    records: Vec::new(),
+                };
+                let summary = train::<B, _>(
+                    &mut task,
+                    &tcfg.run,
+                    &tcfg.optim,
+                    &config_toml,
+                    None,
+                    &mut sink,
+                    &device,
+                )
+                .with_context(|| {
+                    format!(
+                        "training {} seed {seed} ({lang})",
+                        objective_name(objective)
+                    )
+                })?;
+                train_s[l] = t.elapsed().as_secs_f64();
+                final_loss[l] = summary.last_loss;
+                eprintln!(
+                    "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
+                    objective_name(objective),
+                    summary.steps,
+                    summary.last_loss,
+                    train_s[l]
+                );
+                snaps.push(task.snapshots);
+            }
+            let d = base.model.dims()?.0;
+            let last = snaps[0].len().min(snaps[1].len());
+            let mut curve = Vec::new();
+            for (i, (a, b)) in snaps[0].iter().zip(&snaps[1]).enumerate() {
+                if a.step != b.step {
+                    bail!("snapshot steps differ: {} vs {}", a.step, b.step);
+                }
+                let shuffles = if i + 1 == last { spec.null_shuffles } else { 0 };
+                curve.push(prh_core::experiment::align_point(
+                    a.step,
+                    &a.embeddings,
+                    d,
+                    &b.embeddings,
+                    d,
+                    n_fit,
+                    n_test,
+                    spec.k,
+                    shuffles,
+                )?);
+            }
+            runs.push(RunResult {
+                objective,
+                seed,
+                curve,
+                final_loss,
+                train_s,
+            });
+        }
+    }
+    write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_report(
+    args: &Args,
+    cfg: &ExperimentConfig,
+    source: &str,
+    out: &Path,
+    runs: &[RunResult],
+    n_fit: usize,
+    n_test: usize,
+    t0: Instant,
+) -> Result<()> {
+    let spec = &cfg.spec;
+    let (a, b) = (&spec.langs[0], &spec.langs[1]);
+    // Final-step spread per objective.
+    let mut summaries = Vec::new();
+    for &objective in &spec.objectives {
+        let fin: Vec<&AlignmentPoint> = runs
+            .iter()
+            .filter(|r| r.objective == objective)
+            .filter_map(|r| r.curve.last())
+            .collect();
+        let stat = |f: &dyn Fn(&AlignmentPoint) -> f64| {
+            seed_stats(&fin.iter().map(|p| f(p)).collect::<Vec<_>>())
+        };
+        summaries.push(Summary {
+            objective,
+            mutual_knn: stat(&|p| p.mutual_knn)?,
+            null_mean: stat(&|p| p.null_mean.unwrap_or(f64::NAN))?,
+            cka: stat(&|p| p.cka)?,
+            r1_a_to_b: stat(&|p| p.r1_a_to_b)?,
+            r1_b_to_a: stat(&|p| p.r1_b_to_a)?,
+        });
+    }
+    let wall_s = t0.elapsed().as_secs_f64();
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let results = serde_json::json!({
+        "experiment": spec.name,
+        "command": command,
+        "config_source": source,
+        "langs": spec.langs,
+        "n_fit": n_fit,
+        "n_test": n_test,
+        "k": spec.k,
+        "wall_s": wall_s,
+        "device": args.device,
+        "summary": summaries,
+        "runs": runs,
+    });
+    std::fs::write(
+        out.join("results.json"),
+        serde_json::to_string_pretty(&results)?,
+    )
+    .with_context(|| format!("writing {}", out.join("results.json").display()))?;
+
+    // Plots: one per score, seeds as min-max bands around the mean.
+    let metrics: [(&str, &str, fn(&AlignmentPoint) -> f64); 3] = [
+        ("mutual_knn", "mutual 10-NN (test)", |p| p.mutual_knn),
+        ("cka", "linear CKA (test)", |p| p.cka),
+        ("r1", "R@1 en→de after rotation", |p| p.r1_a_to_b),
+    ];
+    let mut plot_files = Vec::new();
+    for (key, label, f) in metrics {
+        let mut per_obj = Vec::new();
+        for &objective in &spec.objectives {
+            let curves: Vec<Vec<(usize, f64)>> = runs
+                .iter()
+                .filter(|r| r.objective == objective)
+                .map(|r| r.curve.iter().map(|p| (p.step, f(p))).collect())
+                .collect();
+            per_obj.push((objective_name(objective), bands(&curves)?));
+        }
+        let series: Vec<Series<'_>> = per_obj
+            .iter()
+            .map(|(l, p)| Series {
+                label: l,
+                points: p,
+            })
+            .collect();
+        let title = format!("{}: {a} vs {b} alignment over training", spec.name);
+        let name = format!("alignment_{key}.svg");
+        std::fs::write(out.join(&name), svg_bands(&title, label, &series))
+            .with_context(|| format!("writing {}", out.join(&name).display()))?;
+        plot_files.push(name);
+    }
+
+    let rows: Vec<Row<'_>> = summaries
+        .iter()
+        .map(|s| Row {
+            label: objective_name(s.objective),
+            mutual_knn: s.mutual_knn,
+            null_mean: s.null_mean,
+            cka: s.cka,
+            r1_a_to_b: s.r1_a_to_b,
+            r1_b_to_a: s.r1_b_to_a,
+        })
+        .collect();
+    let steps = runs
+        .first()
+        .and_then(|r| r.curve.last())
+        .map_or(0, |p| p.step);
+    let mut md = format!(
+        "# {}\n\nCommand: `{command}`  \nConfig: `{source}`{}  \nWall time: {wall_s:.0} s on `{}`.\n\n\
+         Two encoders per objective and seed, one trained only on {a} captions, one only on {b}\n\
+         captions of the same images (never paired in training), {steps} steps each with the same\n\
+         architecture, data and batch. Alignment {a} vs {b} on the first caption of {n_test}\n\
+         {} images; the rotation for R@1 is fit on {n_fit} {} images. Cells: mean ± std\n\
+         [min, max] over {} seed(s) at the final step; \"null\" is mutual k-NN with the pairing\n\
+         shuffled (chance level, about k/(n-1) = {:.3}). R@1 chance is 1/{n_test} = {:.4}.\n\n",
+        spec.name,
+        if args.set.is_empty() {
+            String::new()
+        } else {
+            format!(" with `--set {}`", args.set.join(" --set "))
+        },
+        args.device,
+        spec.test_split,
+        spec.fit_split,
+        spec.seeds.len(),
+        spec.k as f64 / (n_test.max(2) - 1) as f64,
+        1.0 / n_test.max(1) as f64,
+    );
+    md.push_str(&markdown_table(&rows, a, b));
+    md.push_str(
+        "\n## What it means\n\nThe paper (sections 3 and 6) predicts that good views align the two \
+         languages more than bad views and more than next-token prediction. Read the rows against \
+         each other and against the null: a difference smaller than the seed spread (overlapping \
+         [min, max]) is not evidence either way, and scores near the null mean the encoders share \
+         no neighbourhood structure yet. Observed differences of seed means at the final step:\n\n",
+    );
+    let good = summaries.iter().find(|s| s.objective == Objective::Good);
+    for s in summaries.iter().filter(|s| s.objective != Objective::Good) {
+        if let Some(g) = good {
+            let overlap =
+                g.mutual_knn.min <= s.mutual_knn.max && s.mutual_knn.min <= g.mutual_knn.max;
+            md.push_str(&format!(
+                "- mutual k-NN good − {}: {:+.4} (seed ranges {}); CKA good − {0}: {:+.4}; \
+                 R@1 {a}→{b} good − {0}: {:+.4}\n",
+                objective_name(s.objective),
+                g.mutual_knn.mean - s.mutual_knn.mean,
+                if g.mutual_knn.n < 2 || s.mutual_knn.n < 2 {
+                    "not comparable: one seed, no spread"
+                } else if overlap {
+                    "overlap"
+                } else {
+                    "do not overlap"
+                },
+                g.cka.mean - s.cka.mean,
+                g.r1_a_to_b.mean - s.r1_a_to_b.mean,
+            ));
+        }
+    }
+    md.push_str("\n## Plots\n\n");
+    for p in &plot_files {
+        md.push_str(&format!("![{p}]({p})\n\n"));
+    }
+    md.push_str(
+        "Lines: seed mean; bands: seed min–max; step 0 is the random initialisation. \
+         Samples seen = step × batch size.\n",
+    );
+    std::fs::write(out.join("report.md"), md)
+        .with_context(|| format!("writing {}", out.join("report.md").display()))?;
+    eprintln!(
+        "report folder {}: results.json report.md {} ({wall_s:.1} s)",
+        out.display(),
+        plot_files.join(" ")
+    );
+    Ok(())
+}
+
+fn dispatch<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+    match args.name.as_str() {
+        "views-multilingual" => views_multilingual::<B>(args, device),
+        other => bail!("experiment: expected views-multilingual, got `{other}`"),
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    match args.device.as_str() {
+        "cpu" => {
+            #[cfg(feature = "cpu")]
+            return dispatch::<prh_core::backend::CpuTrain>(&args, Default::default());
+            #[cfg(not(feature = "cpu"))]
+            return Err(super::train::not_compiled("cpu"));
+        }
+        "wgpu" => {
+            #[cfg(feature = "wgpu")]
+            return dispatch::<prh_core::backend::WgpuTrain>(&args, Default::default());
+            #[cfg(not(feature = "wgpu"))]
+            return Err(super::train::not_compiled("wgpu"));
+        }
+        "cuda" => {
+            #[cfg(feature = "cuda")]
+            return dispatch::<prh_core::backend::CudaTrain>(&args, Default::default());
+            #[cfg(not(feature = "cuda"))]
+            return Err(super::train::not_compiled("cuda"));
+        }
+        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
+    }
+}
