@@ -45,6 +45,37 @@ fn tok_err(what: &str, e: impl std::fmt::Display) -> Error {
     Error::invalid(format!("tokenizer: {what}: {e}"))
 }
 
+/// Renumbers a trained vocabulary: special tokens first (in [`SPECIALS`] order), then
+/// every other token in byte order.
+///
+/// Why: the HF trainer orders its alphabet by frequency with an unstable sort over a
+/// randomly seeded hash map, so equal-count characters get different ids in different
+/// processes. This makes ids a function of the token set alone. The set itself can still
+/// differ between processes when merge counts tie (the trainer breaks ties by those
+/// ids), so a run saves its `tokenizer.json`, `--resume` reuses it, and a bit-exact rerun
+/// from scratch passes it back as `tokenizer.path`.
+fn canonical_ids(tok: &Tokenizer) -> Result<Tokenizer> {
+    let json = tok.to_string(false).map_err(|e| tok_err("serialise", e))?;
+    let mut v: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| tok_err("reparse", e))?;
+    let vocab = v
+        .pointer_mut("/model/vocab")
+        .and_then(|x| x.as_object_mut())
+        .ok_or_else(|| tok_err("canonical ids", "no model.vocab in the trained tokenizer"))?;
+    let mut others: Vec<String> = vocab
+        .keys()
+        .filter(|k| !SPECIALS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    others.sort();
+    let order = SPECIALS.iter().map(|s| s.to_string()).chain(others);
+    *vocab = order
+        .enumerate()
+        .map(|(i, k)| (k, serde_json::json!(i)))
+        .collect();
+    Tokenizer::from_bytes(v.to_string().as_bytes()).map_err(|e| tok_err("reload", e))
+}
+
 impl TextTokenizer {
     /// Trains a WordPiece vocabulary of at most `cfg.vocab_size` tokens on `texts`.
     pub fn train<'a>(
@@ -70,7 +101,7 @@ impl TextTokenizer {
         let mut trainer = TrainerWrapper::WordPieceTrainer(trainer);
         tok.train(&mut trainer, texts)
             .map_err(|e| tok_err("training", e))?;
-        Self::wrap("trained tokenizer", tok)
+        Self::wrap("trained tokenizer", canonical_ids(&tok)?)
     }
 
     /// Loads a `tokenizer.json` from its bytes (`source` names it in errors).
