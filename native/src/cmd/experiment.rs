@@ -274,6 +274,9 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
     Ok(())
 }
 
+/// Reads one score off an alignment point (a plot's y value).
+type Score = fn(&AlignmentPoint) -> f64;
+
 #[allow(clippy::too_many_arguments)]
 fn write_report(
     args: &Args,
@@ -329,7 +332,7 @@ fn write_report(
     .with_context(|| format!("writing {}", out.join("results.json").display()))?;
 
     // Plots: one per score, seeds as min-max bands around the mean.
-    let metrics: [(&str, &str, fn(&AlignmentPoint) -> f64); 3] = [
+    let metrics: [(&str, &str, Score); 3] = [
         ("mutual_knn", "mutual 10-NN (test)", |p| p.mutual_knn),
         ("cka", "linear CKA (test)", |p| p.cka),
         ("r1", "R@1 en→de after rotation", |p| p.r1_a_to_b),
