@@ -20,7 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::{Checkpoint, module_from_bytes, write_atomic};
-use prh_core::config::TrainConfig;
+use prh_core::config::{ModelConfig, Objective, TrainConfig};
 use prh_core::corpus::{self, Corpus};
 use prh_core::encoder::{EncoderSpec, TextEncoder};
 use prh_core::features::{self, Features};
@@ -150,7 +150,34 @@ pub fn load_run(dir: &Path, which: &str) -> Result<(EncoderSpec, TextTokenizer, 
         ck_path = dir.join("checkpoints").join("latest.ckpt");
     }
     let ck = Checkpoint::read(&ck_path)?;
+    // burn's `load_record` panics (or mis-shapes tensors) on a record of another
+    // architecture, so compare the checkpoint's own model config with spec.json first.
+    let ck_model = checkpoint_model(&ck, &ck_path)?;
+    let ck_spec = EncoderSpec::from_config(&ck_model, spec.vocab, spec.causal)?;
+    if ck_spec != spec {
+        bail!(
+            "{}: checkpoint of another model config: it was written for {ck_spec:?}, but {} \
+             describes {spec:?}",
+            ck_path.display(),
+            spec_path.display()
+        );
+    }
+    if tok.vocab_size() != spec.vocab {
+        bail!(
+            "{}: vocabulary of {} tokens, but {} expects {}",
+            tok_path.display(),
+            tok.vocab_size(),
+            spec_path.display(),
+            spec.vocab
+        );
+    }
     Ok((spec, tok, ck))
+}
+
+/// The `[model]` section of the config stored in a checkpoint.
+fn checkpoint_model(ck: &Checkpoint, path: &Path) -> Result<ModelConfig> {
+    let source = format!("{} (stored config)", path.display());
+    Ok(TrainConfig::from_toml(&source, &ck.meta.config, &[])?.model)
 }
 
 /// Rebuilds the encoder of a checkpoint on an inference backend.
@@ -193,7 +220,18 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
                 .chain(args.set.iter().cloned())
                 .collect();
             let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &sets)?;
-            let ck = Checkpoint::read(&dir.join("checkpoints").join("latest.ckpt"))?;
+            let ck_path = dir.join("checkpoints").join("latest.ckpt");
+            let ck = Checkpoint::read(&ck_path)?;
+            let ck_model = checkpoint_model(&ck, &ck_path)?;
+            if ck_model != cfg.model {
+                bail!(
+                    "{}: checkpoint of another model config: it was written for {ck_model:?}, \
+                     but {} says {:?}",
+                    ck_path.display(),
+                    p.display(),
+                    cfg.model
+                );
+            }
             (cfg, dir.clone(), Some(ck))
         }
         None => {
@@ -223,6 +261,29 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     let data = args.data.as_deref();
     let mut train_corpus = load_corpus(&cfg, data, false)?.context("no training corpus")?;
     train_corpus.truncate(cfg.data.max_groups);
+    if cfg.run.objective == Objective::Good {
+        // Good views pair two different texts of a group; a one-text group would silently
+        // give bad views, so skip it (counted) and fail when none remain.
+        let source = match cfg.data.source.as_str() {
+            "jsonl" => cfg.data.path.clone(),
+            _ => format!("multi30k {}", cfg.data.train_split),
+        };
+        let before = train_corpus.groups.len();
+        train_corpus.groups.retain(|g| g.texts.len() >= 2);
+        let skipped = before - train_corpus.groups.len();
+        if train_corpus.groups.is_empty() {
+            bail!(
+                "{source}: all {before} groups have a single text, but good views need at \
+                 least two texts per group (use run.objective = \"bad\" or \"next-token\")"
+            );
+        }
+        if skipped > 0 {
+            eprintln!(
+                "warning: {source}: skipped {skipped} of {before} groups with a single text \
+                 (good views need two texts per group)"
+            );
+        }
+    }
     // Tokenizer: the run's own on resume, else a given file, else trained here.
     let tok_path = dir.join("tokenizer.json");
     let tok = if resume.is_some() {
