@@ -518,12 +518,12 @@ fn bad_input_fails_clearly_at_every_entry_point() {
         (
             "train: unknown config key",
             t("unknown_key.toml", &corpus, "k", &[]),
-            vec!["unknown_key.toml", "lrr", "`lr`"],
+            vec!["unknown_key.toml", "lrr", "did you mean `lr`?"],
         ),
         (
             "train: unknown config table",
             t("unknown_table.toml", &corpus, "k2", &[]),
-            vec!["unknown_table.toml", "optimiser", "`optim`"],
+            vec!["unknown_table.toml", "optimiser", "did you mean `optim`?"],
         ),
         (
             "train: wrong type",

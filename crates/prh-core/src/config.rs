@@ -327,9 +327,12 @@ impl TrainConfig {
         for o in overrides {
             set_path(&mut value, o)?;
         }
-        let cfg: TrainConfig = toml::Value::Table(value)
-            .try_into()
-            .map_err(|e: toml::de::Error| Error::format(source, "config", e.to_string()))?;
+        let cfg: TrainConfig =
+            toml::Value::Table(value)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    Error::format(source, "config", suggest(&e.to_string()))
+                })?;
         cfg.validate(source)?;
         Ok(cfg)
     }
@@ -389,6 +392,48 @@ impl TrainConfig {
         }
         Ok(())
     }
+}
+
+/// Appends "did you mean `x`?" to serde's "unknown field `k`, expected one of ..." message:
+/// the valid field nearest to `k` in edit distance (within half of `k`'s length), so a
+/// typo points at its fix. Other messages pass through unchanged.
+fn suggest(message: &str) -> String {
+    let Some((_, rest)) = message.split_once("unknown field `") else {
+        return message.to_string();
+    };
+    let Some((key, tail)) = rest.split_once('`') else {
+        return message.to_string();
+    };
+    // The candidates are the back-quoted names on the same line ("\nin `table`" follows).
+    let line = tail.lines().next().unwrap_or("");
+    let nearest = line
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|c| (edit_distance(key, c), c))
+        .min();
+    match nearest {
+        Some((d, c)) if d <= key.chars().count().div_ceil(2) => {
+            format!("{message} (did you mean `{c}`?)")
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// Levenshtein distance between `a` and `b` (insertions, deletions, substitutions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Sets `a.b.c=value` in a TOML table, creating intermediate tables.
@@ -462,5 +507,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("nope"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_name_the_nearest_valid_one() {
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlrr = 1e-3\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`lrr`") && e.contains("did you mean `lr`?"),
+            "{e}"
+        );
+        let e = TrainConfig::from_toml("cfg.toml", "[optimiser]\nlr = 1e-3\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `optim`?"), "{e}");
+        // Nothing close: no guess, the list of valid keys stays.
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlearning_rate = 1\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("did you mean") && e.contains("`lr`"), "{e}");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
     }
 }
