@@ -863,3 +863,48 @@ fn bad_input_fails_clearly_at_every_entry_point() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn single_text_groups_are_skipped_with_a_count_under_good_views() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Every other group keeps one text: 6 of 12 groups cannot give good views.
+    let mixed: String = corpus_text()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if i % 2 == 0 {
+                v["texts"].as_array_mut().unwrap().truncate(1);
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    let corpus = tmp.path().join("mixed.jsonl");
+    std::fs::write(&corpus, mixed).unwrap();
+    let out = tmp.path().join("run");
+    let o = run_bin(&train_args(
+        &configs().join("tiny.toml"),
+        &corpus,
+        &out,
+        &[],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("mixed.jsonl") && err.contains("skipped 6 of 12 groups"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(6 groups,"),
+        "training should see 6 groups: {err}"
+    );
+    // Bad views need one text per group: nothing is skipped.
+    let o = run_bin(&train_args(
+        &configs().join("tiny.toml"),
+        &corpus,
+        &tmp.path().join("bad"),
+        &["run.objective=\"bad\""],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && !err.contains("skipped"), "{err}");
+}
