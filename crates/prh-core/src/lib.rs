@@ -5,46 +5,52 @@
 //!
 //! Table of contents (paper section in brackets, see `shared/PAPER.md`):
 //! - theory [2]: [`world`], [`pair_graph`], [`kernel`], [`spectrum`], [`theorem`]
-//! - measurement [5]: [`features`], [`knn`], [`cka`], [`procrustes`], [`retrieval`], [`matching`], [`metrics`]
-//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`], [`train`]
+//! - measurement [5]: [`features`] (+ [`npy`]), [`preprocess`], [`knn`], [`cka`],
+//!   [`procrustes`], [`retrieval`], [`matching`] (+ [`assignment`]), [`metrics`]
+//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`],
+//!   [`text_task`], [`train`] (+ [`config`], [`schedule`], [`checkpoint`], [`rng`],
+//!   [`backend`], [`bundle`])
+//! - the scene world and the demo [2, 7]: [`scene`], [`render_image`], [`render_text`],
+//!   [`image_encoder`], [`demo`]
+//! - experiments on real data [6]: [`experiment`], [`experiment_report`]
 //! - shared: [`error`], [`linalg`]
 
 pub mod assignment;
+pub mod backend;
+pub mod bundle;
+pub mod checkpoint;
 pub mod cka;
+pub mod config;
+pub mod corpus;
 pub mod demo;
+pub mod encoder;
 pub mod error;
+pub mod experiment;
+pub mod experiment_report;
 pub mod features;
 pub mod image_encoder;
+pub mod kernel;
 pub mod knn;
 pub mod linalg;
 pub mod matching;
 pub mod metrics;
 pub mod npy;
+pub mod pair_graph;
 pub mod preprocess;
 pub mod procrustes;
-pub mod retrieval;
 pub mod render_image;
 pub mod render_text;
+pub mod retrieval;
 pub mod rng;
 pub mod scene;
-pub mod sigreg;
-pub mod config;
 pub mod schedule;
-pub mod checkpoint;
-pub mod train;
-pub mod corpus;
-pub mod tokenizer;
-pub mod views;
-pub mod encoder;
-pub mod text_task;
-pub mod bundle;
-pub mod backend;
-pub mod world;
-pub mod pair_graph;
-pub mod kernel;
+pub mod sigreg;
 pub mod spectrum;
+pub mod text_task;
 pub mod theorem;
-pub mod experiment;
-pub mod experiment_report;
+pub mod tokenizer;
+pub mod train;
+pub mod views;
+pub mod world;
 
 pub use error::{Error, Result};
