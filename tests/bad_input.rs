@@ -242,6 +242,7 @@ fn bad_input_fails_clearly_at_every_entry_point() {
         "pi_nan.npy",
         &f64_npy(&[2, 2], &[0.25, f64::NAN, 0.25, 0.25]),
     );
+    write("pi_int.npy", &npy_raw("<i8", &[2, 2], &[0u8; 32]));
     let pi = f64_npy(&[2, 2], &[0.25; 4]);
     write("pi_trunc.npy", &pi[..pi.len() - 5]);
 
@@ -447,6 +448,24 @@ fn bad_input_fails_clearly_at_every_entry_point() {
             "spectral: missing Pi",
             &["spectral", "--pi", &p("nope.npy")],
             &["nope.npy"],
+        ),
+        case(
+            "spectral: int64 Pi",
+            &["spectral", "--pi", &p("pi_int.npy")],
+            &["pi_int.npy", "expected float"],
+        ),
+        case(
+            "align: rotation output under a file",
+            &[
+                "align",
+                &good,
+                &p("good2.npy"),
+                "--fit",
+                "10",
+                "--save-rotation",
+                &format!("{good}/q.npy"),
+            ],
+            &["good.npy/q.npy"],
         ),
         case(
             "sigreg: truncated",
@@ -813,6 +832,38 @@ fn bad_input_fails_clearly_at_every_entry_point() {
                 "another model config",
                 "config.toml",
             ],
+        ),
+        (
+            "embed: malformed JSONL texts",
+            {
+                let mut a = embed(&run.display().to_string());
+                a[4] = p("broken.jsonl");
+                a
+            },
+            vec!["broken.jsonl", "line 2"],
+        ),
+        (
+            "embed: output under a file",
+            {
+                let mut a = embed(&run.display().to_string());
+                a[6] = format!("{}/emb.npy", p("good.npy"));
+                a
+            },
+            vec!["good.npy/emb.npy"],
+        ),
+        (
+            "export: unknown --checkpoint",
+            {
+                let mut a = export(&run.display().to_string());
+                a.extend(["--checkpoint".to_string(), "newest".to_string()]);
+                a
+            },
+            vec!["--checkpoint", "best or latest", "newest"],
+        ),
+        (
+            "train: run folder under a file",
+            train_args(&tiny_path, &corpus, &dir.join("good.npy").join("run"), &[]),
+            vec!["good.npy/run"],
         ),
         (
             "train --resume: not a run folder",
