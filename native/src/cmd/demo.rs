@@ -13,13 +13,11 @@
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use npyz::WriterBuilder;
 use prh_core::checkpoint::Checkpoint;
 use prh_core::demo::{
     CpuBackend, DemoConfig, KindResults, KindTheory, caption_tokenizer, evaluate, kind_theory,
     train_image, train_text,
 };
-use prh_core::linalg::{Matrix, to_row_major};
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
@@ -137,22 +135,6 @@ fn print_theory(t: &KindTheory) {
     );
 }
 
-fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(&[m.nrows() as u64, m.ncols() as u64])
-        .writer(std::io::BufWriter::new(file))
-        .begin_nd()
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.extend(to_row_major(m.as_ref()))
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
-}
-
 fn write_text(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
@@ -257,8 +239,8 @@ pub fn run(args: Args) -> Result<()> {
         );
         let r = evaluate(&world, t, &image, &text, &tokenizer, &cfg, &device)
             .with_context(|| format!("evaluating the {k}-view encoders"))?;
-        write_npy(&emb_dir.join(format!("{k}_image.npy")), &r.image_embeddings)?;
-        write_npy(&emb_dir.join(format!("{k}_text.npy")), &r.text_embeddings)?;
+        super::spectral::write_npy(&emb_dir.join(format!("{k}_image.npy")), &r.image_embeddings)?;
+        super::spectral::write_npy(&emb_dir.join(format!("{k}_text.npy")), &r.text_embeddings)?;
         results.push(r);
     }
     // 3. Report.

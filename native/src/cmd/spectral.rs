@@ -9,7 +9,6 @@
 //! ```
 
 use anyhow::{Context, Result, bail};
-use npyz::WriterBuilder;
 use prh_core::linalg::{Matrix, to_row_major};
 use prh_core::pair_graph::{self, Views};
 use prh_core::theorem::{self, SubspaceComparison};
@@ -80,21 +79,10 @@ pub struct Args {
     pub save_embedding: Option<PathBuf>,
 }
 
-/// Writes a matrix as a C-order float64 .npy file.
+/// Writes a matrix `[n, d]` as a C-order float64 .npy file (through the core's writer).
 pub fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(&[m.nrows() as u64, m.ncols() as u64])
-        .writer(std::io::BufWriter::new(file))
-        .begin_nd()
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.extend(to_row_major(m.as_ref()))
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    prh_core::features::write_npy(path, &[m.nrows(), m.ncols()], &to_row_major(m.as_ref()))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn load_world(args: &Args, name: &str) -> Result<World> {
