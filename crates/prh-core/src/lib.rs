@@ -11,8 +11,9 @@
 //!   [`text_task`], [`train`] (+ [`config`], [`schedule`], [`checkpoint`], [`rng`],
 //!   [`backend`], [`bundle`])
 //! - the scene world and the demo [2, 7]: [`scene`], [`render_image`], [`render_text`],
-//!   [`image_encoder`], [`demo`]
-//! - experiments on real data [6]: [`experiment`], [`experiment_report`]
+//!   [`image_encoder`], [`scene_run`], [`demo`]
+//! - experiments on real data [6]: [`experiment`], [`experiment_report`],
+//!   [`experiment_vision`], [`wordnet`], [`scaling_law`]
 //! - shared: [`error`], [`linalg`]
 
 pub mod assignment;
@@ -20,6 +21,7 @@ pub mod backend;
 pub mod bundle;
 pub mod checkpoint;
 pub mod cka;
+pub mod cknna;
 pub mod config;
 pub mod corpus;
 pub mod demo;
@@ -27,9 +29,11 @@ pub mod encoder;
 pub mod error;
 pub mod experiment;
 pub mod experiment_report;
+pub mod experiment_vision;
 pub mod features;
 pub mod image_encoder;
 pub mod kernel;
+pub mod kernel_blocks;
 pub mod knn;
 pub mod linalg;
 pub mod matching;
@@ -42,7 +46,9 @@ pub mod render_image;
 pub mod render_text;
 pub mod retrieval;
 pub mod rng;
+pub mod scaling_law;
 pub mod scene;
+pub mod scene_run;
 pub mod schedule;
 pub mod sigreg;
 pub mod spectrum;
@@ -51,6 +57,7 @@ pub mod theorem;
 pub mod tokenizer;
 pub mod train;
 pub mod views;
+pub mod wordnet;
 pub mod world;
 
 pub use error::{Error, Result};
