@@ -7,7 +7,7 @@
 //! Everything takes kernel (Gram) matrices, so one Gram per side serves every metric.
 //! HSICs are computed in O(n^2) from row/column sums instead of forming K H L H.
 
-use crate::knn::{Knn, knn_from_gram};
+pub use crate::cknna::{cknna, cknna_with};
 use crate::linalg::Matrix;
 use crate::{Error, Result};
 use faer::MatRef;
@@ -15,7 +15,7 @@ use faer::MatRef;
 /// The PRH benchmark's stabiliser in the CKA denominator.
 pub const CKA_EPS: f64 = 1e-6;
 
-fn check_square(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<usize> {
+pub(crate) fn check_square(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<usize> {
     let n = k.nrows();
     if k.ncols() != n || l.nrows() != n || l.ncols() != n {
         return Err(Error::invalid(format!(
@@ -44,7 +44,7 @@ pub fn hsic_biased(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64> {
 
 // Index loops: the kernels are closures (i, j) -> value, so there is no slice to iterate.
 #[allow(clippy::needless_range_loop)]
-fn hsic_biased_fn(
+pub(crate) fn hsic_biased_fn(
     n: usize,
     k: impl Fn(usize, usize) -> f64,
     l: impl Fn(usize, usize) -> f64,
@@ -82,7 +82,7 @@ pub fn hsic_unbiased(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64> {
 }
 
 #[allow(clippy::needless_range_loop)]
-fn hsic_unbiased_fn(
+pub(crate) fn hsic_unbiased_fn(
     m: usize,
     k: impl Fn(usize, usize) -> f64,
     l: impl Fn(usize, usize) -> f64,
@@ -114,7 +114,8 @@ fn hsic_unbiased_fn(
     Ok(value / (mf * (mf - 3.0)))
 }
 
-fn ratio(kl: f64, kk: f64, ll: f64) -> f64 {
+/// The PRH normalisation HSIC(K, L) / (sqrt(HSIC(K, K) HSIC(L, L)) + 1e-6).
+pub fn ratio(kl: f64, kk: f64, ll: f64) -> f64 {
     kl / ((kk * ll).sqrt() + CKA_EPS)
 }
 
@@ -129,6 +130,40 @@ pub fn cka(k: MatRef<'_, f64>, l: MatRef<'_, f64>) -> Result<f64> {
         hsic_biased(k, k)?,
         hsic_biased(l, l)?,
     ))
+}
+
+/// Linear CKA in feature form, never forming an `[n, n]` matrix: with K = X X^T,
+/// L = Y Y^T and column-centred Xc = H X, Yc = H Y,
+/// HSIC_b(K, L) = tr(K H L H) = ||Yc^T Xc||_F^2, so
+/// CKA = ||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F + 1e-6), equal to
+/// `cka(gram(x), gram(y))`. The centred products come from the raw ones,
+/// Yc^T Xc = Y^T X - n ybar xbar^T, so no centred copy of the features is made:
+/// O(n (d + e)^2) time, O((d + e)^2) extra memory.
+///
+/// # Shapes
+/// `x [n, d]`, `y [n, e]` -> scalar
+pub fn linear_cka_features(x: MatRef<'_, f64>, y: MatRef<'_, f64>) -> Result<f64> {
+    let n = x.nrows();
+    if y.nrows() != n || n == 0 {
+        return Err(Error::invalid(format!(
+            "linear CKA needs two non-empty sets of the same N rows, got {n} and {}",
+            y.nrows()
+        )));
+    }
+    let mean = |m: MatRef<'_, f64>| -> Matrix {
+        Matrix::from_fn(m.ncols(), 1, |j, _| m.col(j).sum() / n as f64)
+    };
+    let (xbar, ybar) = (mean(x), mean(y));
+    let nf = n as f64;
+    // ||Bc^T Ac||_F^2 with Bc^T Ac = B^T A - n bbar abar^T.
+    let centred_sq = |a: MatRef<'_, f64>, abar: &Matrix, b: MatRef<'_, f64>, bbar: &Matrix| {
+        let c = b.transpose() * a - nf * (bbar * abar.transpose());
+        c.squared_norm_l2()
+    };
+    let kl = centred_sq(x, &xbar, y, &ybar);
+    let kk = centred_sq(x, &xbar, x, &xbar);
+    let ll = centred_sq(y, &ybar, y, &ybar);
+    Ok(ratio(kl, kk, ll))
 }
 
 /// Unbiased CKA: CKA with Song et al.'s unbiased HSIC (PRH `unbiased_cka`).
@@ -167,66 +202,6 @@ pub fn rbf_from_gram(g: MatRef<'_, f64>, sigma: f64) -> Result<Matrix> {
         let d2 = (g[(i, i)] + g[(j, j)] - 2.0 * g[(i, j)]).max(0.0);
         (-d2 / s2).exp()
     }))
-}
-
-/// CKNNA (Huh et al. 2024): CKA restricted to mutual nearest neighbours.
-/// With N_K(i) the top-k of row i of K (diagonal excluded when `unbiased`), the mask
-/// M_ij = [j ∈ N_K(i)] [j ∈ N_L(i)] and sim(K, L) = HSIC(M∘K, M∘L) (unbiased or biased),
-/// CKNNA = sim(K, L) / (sqrt(sim(K, K) sim(L, L)) + 1e-6). `unbiased = true` is PRH's default.
-///
-/// # Shapes
-/// `k [n, n]`, `l [n, n]` -> scalar
-pub fn cknna(k: MatRef<'_, f64>, l: MatRef<'_, f64>, topk: usize, unbiased: bool) -> Result<f64> {
-    check_square(k, l)?;
-    if topk < 2 {
-        return Err(Error::invalid(format!("CKNNA requires k >= 2, got {topk}")));
-    }
-    let nk = knn_from_gram(k, topk, unbiased)?;
-    let nl = knn_from_gram(l, topk, unbiased)?;
-    cknna_with(k, l, &nk, &nl, unbiased)
-}
-
-/// [`cknna`] with the neighbour lists already computed (they must have been computed
-/// from `k` and `l` with the diagonal excluded iff `unbiased`).
-///
-/// # Shapes
-/// `k [n, n]`, `l [n, n]`, `nk [n, topk]`, `nl [n, topk]` -> scalar
-pub fn cknna_with(
-    k: MatRef<'_, f64>,
-    l: MatRef<'_, f64>,
-    nk: &Knn,
-    nl: &Knn,
-    unbiased: bool,
-) -> Result<f64> {
-    let n = check_square(k, l)?;
-    if nk.n != n || nl.n != n {
-        return Err(Error::invalid(format!(
-            "neighbour lists cover {} and {} rows, kernels {n}",
-            nk.n, nl.n
-        )));
-    }
-    let to_mask = |nn: &Knn| {
-        let mut m = vec![false; n * n];
-        for i in 0..n {
-            for &j in nn.row(i) {
-                m[i * n + j] = true;
-            }
-        }
-        m
-    };
-    let (mk, ml) = (to_mask(nk), to_mask(nl));
-    let both: Vec<bool> = mk.iter().zip(&ml).map(|(a, b)| *a && *b).collect();
-    let sim = |mask: &[bool], a: MatRef<'_, f64>, b: MatRef<'_, f64>| {
-        let fa = |i: usize, j: usize| if mask[i * n + j] { a[(i, j)] } else { 0.0 };
-        let fb = |i: usize, j: usize| if mask[i * n + j] { b[(i, j)] } else { 0.0 };
-        if unbiased {
-            hsic_unbiased_fn(n, fa, fb)
-        } else {
-            hsic_biased_fn(n, fa, fb)
-        }
-    };
-    // sim(K, K) uses mask_K ∘ mask_K = mask_K.
-    Ok(ratio(sim(&both, k, l)?, sim(&mk, k, k)?, sim(&ml, l, l)?))
 }
 
 #[cfg(test)]
@@ -270,6 +245,18 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn feature_form_linear_cka_equals_the_gram_form() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        // A shared offset makes the raw products large next to the centred ones.
+        let x = Mat::from_fn(53, 7, |_, _| rng.random::<f64>() + 2.0);
+        let y = Mat::from_fn(53, 4, |i, j| x[(i, j)] * 0.5 + rng.random::<f64>());
+        let dense = cka(gram(x.as_ref()).as_ref(), gram(y.as_ref()).as_ref()).unwrap();
+        let feat = linear_cka_features(x.as_ref(), y.as_ref()).unwrap();
+        assert!((dense - feat).abs() < 1e-10, "{dense} vs {feat}");
     }
 
     #[test]

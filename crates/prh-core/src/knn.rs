@@ -5,7 +5,8 @@
 
 use crate::linalg::Matrix;
 use crate::{Error, Result};
-use faer::MatRef;
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -55,11 +56,73 @@ impl Knn {
     }
 }
 
+/// Bytes of similarity values the blockwise routines hold at once (64 MiB): large enough
+/// for efficient matrix products (at N = 100k one block is still ~80 rows), small next to
+/// the feature matrices themselves once N is in the tens of thousands.
+pub const BLOCK_BYTES: usize = 64 << 20;
+
+/// Rows per block: the most rows of `values_per_row` f64 values that fit in `budget` bytes,
+/// at least 1.
+pub fn rows_per_block(values_per_row: usize, budget: usize) -> usize {
+    (budget / (8 * values_per_row.max(1))).max(1)
+}
+
+/// A block of Gram rows, transposed so each Gram row is one contiguous column:
+/// `dst[(j, r)] = x_j . y_r`, i.e. column r of `dst` is row r of Y X^T.
+///
+/// # Shapes
+/// `x [n, d]`, `y [b, d]` -> `dst [n, b]`
+pub fn gram_block_into(dst: MatMut<'_, f64>, x: MatRef<'_, f64>, y: MatRef<'_, f64>) {
+    matmul(dst, Accum::Replace, x, y.transpose(), 1.0, Par::Seq);
+}
+
+/// Appends the top-k of one similarity row to `idx` (and the similarities to `vals`):
+/// decreasing value under `f64::total_cmp`, ties to the lower index, `skip` (the row's own
+/// index, when the diagonal is excluded) left out. One insertion pass, O(n + k * inserts):
+/// scanning j upwards, an equal value never displaces an earlier index.
+pub(crate) fn top_k_row(
+    row: &[f64],
+    k: usize,
+    skip: Option<usize>,
+    idx: &mut Vec<usize>,
+    vals: &mut Vec<f64>,
+) {
+    let start = idx.len();
+    let mut filled = 0usize;
+    idx.resize(start + k, 0);
+    vals.resize(start + k, 0.0);
+    let (bi, bv) = (&mut idx[start..], &mut vals[start..]);
+    for (j, &v) in row.iter().enumerate() {
+        if Some(j) == skip || (filled == k && v.total_cmp(&bv[k - 1]) != Ordering::Greater) {
+            continue;
+        }
+        // First slot holding a strictly smaller value: equal values stay ahead (lower index).
+        let pos = bv[..filled]
+            .iter()
+            .position(|w| w.total_cmp(&v) == Ordering::Less)
+            .unwrap_or(filled);
+        let end = filled.min(k - 1);
+        bi.copy_within(pos..end, pos + 1);
+        bv.copy_within(pos..end, pos + 1);
+        bi[pos] = j;
+        bv[pos] = v;
+        filled = (filled + 1).min(k);
+    }
+}
+
+fn check_k(n: usize, k: usize, exclude_self: bool) -> Result<()> {
+    let avail = if exclude_self { n.saturating_sub(1) } else { n };
+    if k == 0 || k > avail {
+        return Err(Error::invalid(format!(
+            "k = {k} neighbours needs 1 <= k <= {avail} (N = {n})"
+        )));
+    }
+    Ok(())
+}
+
 /// Top-k of each row of a similarity matrix: N(i) = argtop-k_{j} G_ij, optionally with
 /// j = i excluded (PRH fills the diagonal with -1e8). Ties go to the lower index, which
 /// makes the result deterministic (torch's argsort leaves them unspecified).
-///
-/// Uses `select_nth_unstable_by` (O(n) per row) then sorts only the k chosen.
 ///
 /// # Shapes
 /// `g [n, n]` -> `Knn [n, k]`
@@ -71,27 +134,52 @@ pub fn knn_from_gram(g: MatRef<'_, f64>, k: usize, exclude_self: bool) -> Result
             g.ncols()
         )));
     }
-    let avail = if exclude_self { n.saturating_sub(1) } else { n };
-    if k == 0 || k > avail {
-        return Err(Error::invalid(format!(
-            "k = {k} neighbours needs 1 <= k <= {avail} (N = {n})"
-        )));
-    }
-    let mut idx = Vec::with_capacity(n * k);
-    let mut cand: Vec<usize> = Vec::with_capacity(n);
+    check_k(n, k, exclude_self)?;
+    let (mut idx, mut vals) = (Vec::with_capacity(n * k), Vec::with_capacity(n * k));
+    let mut row = vec![0.0; n];
     for i in 0..n {
-        cand.clear();
-        cand.extend((0..n).filter(|&j| !(exclude_self && j == i)));
-        let cmp =
-            |a: &usize, b: &usize| -> Ordering { g[(i, *b)].total_cmp(&g[(i, *a)]).then(a.cmp(b)) };
-        if k < cand.len() {
-            cand.select_nth_unstable_by(k - 1, cmp);
-        }
-        let top = &mut cand[..k];
-        top.sort_unstable_by(cmp);
-        idx.extend_from_slice(top);
+        row.iter_mut().enumerate().for_each(|(j, r)| *r = g[(i, j)]);
+        top_k_row(&row, k, exclude_self.then_some(i), &mut idx, &mut vals);
     }
     Ok(Knn { n, k, idx })
+}
+
+/// The same neighbour lists as `knn_from_gram(gram(x), ..)` without the `[n, n]` Gram
+/// matrix: rows of G = X X^T are formed [`BLOCK_BYTES`] at a time and reduced to their
+/// top-k at once, so memory is O(n d + n k). Also returns the similarities G_{i, N(i)_r}.
+///
+/// # Shapes
+/// `x [n, d]` -> `Knn [n, k]`, similarities `[n * k]`
+pub fn knn_from_features(
+    x: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+) -> Result<(Knn, Vec<f64>)> {
+    knn_blocked(x, k, exclude_self, BLOCK_BYTES)
+}
+
+/// [`knn_from_features`] with an explicit block budget in bytes (tests use tiny ones).
+pub fn knn_blocked(
+    x: MatRef<'_, f64>,
+    k: usize,
+    exclude_self: bool,
+    budget: usize,
+) -> Result<(Knn, Vec<f64>)> {
+    let n = x.nrows();
+    check_k(n, k, exclude_self)?;
+    let (mut idx, mut vals) = (Vec::with_capacity(n * k), Vec::with_capacity(n * k));
+    let b = rows_per_block(n, budget).min(n);
+    let mut block = Matrix::zeros(n, b);
+    for i0 in (0..n).step_by(b) {
+        let rows = b.min(n - i0);
+        gram_block_into(block.as_mut().subcols_mut(0, rows), x, x.subrows(i0, rows));
+        for r in 0..rows {
+            let i = i0 + r;
+            let row = block.col_as_slice(r);
+            top_k_row(row, k, exclude_self.then_some(i), &mut idx, &mut vals);
+        }
+    }
+    Ok((Knn { n, k, idx }, vals))
 }
 
 fn check_pair(a: &Knn, b: &Knn) -> Result<()> {
@@ -226,6 +314,25 @@ mod tests {
         let b = knn_from_gram(g.as_ref(), 2, false).unwrap();
         assert_eq!(b.row(0), &[0, 1]);
         assert!(knn_from_gram(g.as_ref(), 4, true).is_err());
+    }
+
+    #[test]
+    fn blockwise_knn_equals_dense() {
+        // 37 rows in blocks of 5 (37 = 7 * 5 + 2): the last block is partial.
+        let x = points(37, 6, 4);
+        let g = gram(x.as_ref());
+        for exclude in [true, false] {
+            let dense = knn_from_gram(g.as_ref(), 7, exclude).unwrap();
+            let (blocked, sims) = knn_blocked(x.as_ref(), 7, exclude, 5 * 37 * 8).unwrap();
+            assert_eq!(dense, blocked);
+            for i in 0..37 {
+                for (r, &j) in blocked.row(i).iter().enumerate() {
+                    assert!((sims[i * 7 + r] - g[(i, j)]).abs() < 1e-12);
+                }
+            }
+        }
+        assert_eq!(rows_per_block(37, 5 * 37 * 8), 5);
+        assert_eq!(rows_per_block(37, 1), 1);
     }
 
     #[test]

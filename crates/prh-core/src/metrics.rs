@@ -3,9 +3,15 @@
 //! outliers, L2-normalise each layer, compute every metric for every pair of layers and
 //! keep the best score and its layer pair, plus a permutation null for mutual k-NN.
 
-use crate::cka::{cka, cknna_with, rbf_from_gram, unbiased_cka};
+use crate::cka::ratio;
+use crate::cknna::cknna_from_lists;
 use crate::features::{Features, check_same_n};
-use crate::knn::{Knn, cycle_knn, gram, knn_from_gram, lcs_knn, mutual_knn, mutual_knn_null};
+use crate::kernel_blocks::{
+    KernelSums, LayerSums, PairSums, PassOptions, hsic_biased_sums, hsic_unbiased_sums, kernel_pass,
+};
+use crate::knn::{
+    BLOCK_BYTES, Knn, cycle_knn, knn_from_features, lcs_knn, mutual_knn, mutual_knn_null,
+};
 use crate::linalg::Matrix;
 use crate::preprocess::Preprocess;
 use crate::{Error, Result};
@@ -26,6 +32,9 @@ pub struct MetricOptions {
     pub cknna_unbiased: bool,
     /// Outlier clamp and row normalisation.
     pub preprocess: Preprocess,
+    /// Bytes of kernel rows held at once by the blockwise pass (memory stays
+    /// O(N D + N k) plus this; see [`crate::kernel_blocks`]).
+    pub block_bytes: usize,
 }
 
 impl Default for MetricOptions {
@@ -37,6 +46,7 @@ impl Default for MetricOptions {
             seed: 0,
             cknna_unbiased: true,
             preprocess: Preprocess::default(),
+            block_bytes: BLOCK_BYTES,
         }
     }
 }
@@ -109,10 +119,8 @@ pub struct AlignmentReport {
     pub clamp_b: Option<f64>,
 }
 
-/// One preprocessed layer: its Gram matrix and neighbour lists.
+/// One preprocessed layer's neighbour lists (what the browser's per-point views need).
 pub struct LayerView {
-    /// G = X X^T of the preprocessed rows `[n, n]`.
-    pub gram: Matrix,
     /// Top-k neighbours with the diagonal excluded.
     pub knn: Knn,
     /// Top-k neighbours with the diagonal allowed (only for biased CKNNA).
@@ -120,48 +128,60 @@ pub struct LayerView {
 }
 
 impl LayerView {
-    /// Gram and neighbours of one preprocessed `[n, d]` layer.
+    /// Neighbours of one preprocessed `[n, d]` layer, from row blocks of its Gram matrix
+    /// (O(n d + n k) memory).
     ///
     /// # Shapes
-    /// `x [n, d]` -> gram `[n, n]`, knn `[n, k]`
+    /// `x [n, d]` -> knn `[n, k]`
     pub fn new(x: &Matrix, opts: &MetricOptions) -> Result<Self> {
-        let gram = gram(x.as_ref());
-        let knn = knn_from_gram(gram.as_ref(), opts.k, true)?;
+        let (knn, _) = knn_from_features(x.as_ref(), opts.k, true)?;
         let knn_with_self = if opts.cknna_unbiased {
             None
         } else {
-            Some(knn_from_gram(gram.as_ref(), opts.k, false)?)
+            Some(knn_from_features(x.as_ref(), opts.k, false)?.0)
         };
-        Ok(LayerView {
-            gram,
-            knn,
-            knn_with_self,
-        })
+        Ok(LayerView { knn, knn_with_self })
     }
 }
 
-/// Every metric between two preprocessed layers.
+/// Every metric between two layers from what the kernel pass kept of them: the k-NN
+/// scores from the lists, CKA / RBF CKA / unbiased CKA from the kernel sums
+/// (`HSIC(K, L) / (sqrt(HSIC(K, K) HSIC(L, L)) + 1e-6)`), CKNNA from the lists and their
+/// similarities.
 ///
 /// # Shapes
 /// `a`, `b` over the same n samples -> `PairScores`
-pub fn pair_scores(a: &LayerView, b: &LayerView, opts: &MetricOptions) -> Result<PairScores> {
-    let (ka, kb) = (a.gram.as_ref(), b.gram.as_ref());
-    let (ra, rb) = (
-        rbf_from_gram(ka, opts.rbf_sigma)?,
-        rbf_from_gram(kb, opts.rbf_sigma)?,
+pub fn pair_scores(
+    a: &LayerSums,
+    b: &LayerSums,
+    cross: &PairSums,
+    opts: &MetricOptions,
+) -> Result<PairScores> {
+    let biased = |x: &KernelSums, y: &KernelSums, c: f64| {
+        ratio(
+            hsic_biased_sums(x, y, c),
+            hsic_biased_sums(x, x, x.sq),
+            hsic_biased_sums(y, y, y.sq),
+        )
+    };
+    let (ka, kb) = (&a.linear, &b.linear);
+    let unbiased = ratio(
+        hsic_unbiased_sums(ka, kb, cross.linear)?,
+        hsic_unbiased_sums(ka, ka, ka.sq)?,
+        hsic_unbiased_sums(kb, kb, kb.sq)?,
     );
-    let (na, nb) = match (&a.knn_with_self, &b.knn_with_self) {
-        (Some(x), Some(y)) => (x, y),
-        _ => (&a.knn, &b.knn),
+    let ((na, sa), (nb, sb)) = match (&a.with_self, &b.with_self) {
+        (Some(x), Some(y)) if !opts.cknna_unbiased => ((&x.0, &x.1), (&y.0, &y.1)),
+        _ => ((&a.knn, &a.sims), (&b.knn, &b.sims)),
     };
     Ok(PairScores {
         mutual_knn: mutual_knn(&a.knn, &b.knn)?,
         cycle_knn: cycle_knn(&a.knn, &b.knn)?,
         lcs_knn: lcs_knn(&a.knn, &b.knn)?,
-        cka: cka(ka, kb)?,
-        cka_rbf: cka(ra.as_ref(), rb.as_ref())?,
-        unbiased_cka: unbiased_cka(ka, kb)?,
-        cknna: cknna_with(ka, kb, na, nb, opts.cknna_unbiased)?,
+        cka: biased(ka, kb, cross.linear),
+        cka_rbf: biased(&a.rbf, &b.rbf, cross.rbf),
+        unbiased_cka: unbiased,
+        cknna: cknna_from_lists(na, sa, nb, sb, opts.cknna_unbiased)?,
     })
 }
 
@@ -181,20 +201,32 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             opts.k, a.n
         )));
     }
-    let (mut a, mut b) = (a.clone(), b.clone());
-    let clamp_a = opts.preprocess.clamp(&mut a)?;
-    let clamp_b = opts.preprocess.clamp(&mut b)?;
-    let views = |f: &Features| -> Result<Vec<LayerView>> {
+    // The clamp is applied while each layer matrix is built: no clamped copy of the inputs.
+    let clamp_a = opts.preprocess.threshold(a)?;
+    let clamp_b = opts.preprocess.threshold(b)?;
+    let layers = |f: &Features, t: Option<f64>| -> Result<Vec<Matrix>> {
         (0..f.layers)
-            .map(|l| LayerView::new(&opts.preprocess.layer_matrix(f, l)?, opts))
+            .map(|l| opts.preprocess.layer_matrix_clamped(f, l, t))
             .collect()
     };
-    let (va, vb) = (views(&a)?, views(&b)?);
+    let (xa, xb) = (layers(a, clamp_a)?, layers(b, clamp_b)?);
+    let pass = kernel_pass(
+        &xa,
+        &xb,
+        &PassOptions {
+            k: opts.k,
+            with_self: !opts.cknna_unbiased,
+            rbf_sigma: opts.rbf_sigma,
+            block_bytes: opts.block_bytes,
+        },
+    )?;
+    drop((xa, xb));
     // Per metric: the best score so far and its layer pair.
     let mut best: Option<BestSoFar> = None;
-    for (i, la) in va.iter().enumerate() {
-        for (j, lb) in vb.iter().enumerate() {
-            let s = pair_scores(la, lb, opts)?.fields();
+    for (i, la) in pass.a.iter().enumerate() {
+        for (j, lb) in pass.b.iter().enumerate() {
+            let cross = &pass.cross[i * pass.b.len() + j];
+            let s = pair_scores(la, lb, cross, opts)?.fields();
             let (vals, at) = best.get_or_insert((s, [(i, j); 7]));
             for m in 0..7 {
                 // NaN (e.g. a degenerate CKNNA denominator) never wins over a number.
@@ -209,7 +241,13 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
     let (v, at) = best.ok_or_else(|| Error::invalid("no layers to compare"))?;
     let (null_mean, null_std) = if opts.null_shuffles > 0 {
         let (i, j) = at[0];
-        let (m, s) = mutual_knn_null(&va[i].knn, &vb[j].knn, opts.null_shuffles, opts.seed)?;
+        // The permutation null reuses the lists: shuffling B's rows only relabels them.
+        let (m, s) = mutual_knn_null(
+            &pass.a[i].knn,
+            &pass.b[j].knn,
+            opts.null_shuffles,
+            opts.seed,
+        )?;
         (Some(m), Some(s))
     } else {
         (None, None)
@@ -256,6 +294,78 @@ mod tests {
             .map(|_| rng.random::<f64>() - 0.5)
             .collect();
         Features::new("r", n, layers, d, data).unwrap()
+    }
+
+    /// Every metric the old dense way: `[n, n]` Gram and RBF kernels of the preprocessed
+    /// layers, the reference the blockwise pass must reproduce.
+    fn dense_scores(x: &Matrix, y: &Matrix, opts: &MetricOptions) -> [f64; 7] {
+        use crate::cka::{cka, cknna_with, rbf_from_gram, unbiased_cka};
+        use crate::knn::{gram, knn_from_gram};
+        let (gx, gy) = (gram(x.as_ref()), gram(y.as_ref()));
+        let (na, nb) = (
+            knn_from_gram(gx.as_ref(), opts.k, true).unwrap(),
+            knn_from_gram(gy.as_ref(), opts.k, true).unwrap(),
+        );
+        let self_ok = !opts.cknna_unbiased;
+        let (ca, cb) = (
+            knn_from_gram(gx.as_ref(), opts.k, !self_ok).unwrap(),
+            knn_from_gram(gy.as_ref(), opts.k, !self_ok).unwrap(),
+        );
+        let (rx, ry) = (
+            rbf_from_gram(gx.as_ref(), opts.rbf_sigma).unwrap(),
+            rbf_from_gram(gy.as_ref(), opts.rbf_sigma).unwrap(),
+        );
+        [
+            mutual_knn(&na, &nb).unwrap(),
+            cycle_knn(&na, &nb).unwrap(),
+            lcs_knn(&na, &nb).unwrap(),
+            cka(gx.as_ref(), gy.as_ref()).unwrap(),
+            cka(rx.as_ref(), ry.as_ref()).unwrap(),
+            unbiased_cka(gx.as_ref(), gy.as_ref()).unwrap(),
+            cknna_with(gx.as_ref(), gy.as_ref(), &ca, &cb, opts.cknna_unbiased).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn blockwise_scores_equal_the_dense_ones() {
+        // N = 47 in blocks of 5 rows (47 = 9 * 5 + 2); two layers of A against one of B;
+        // a common offset makes the rows anisotropic, as real embeddings are.
+        let shift = |f: Features| {
+            let data = f.data.iter().map(|v| v + 0.3).collect();
+            Features::new("s", f.n, f.layers, f.d, data).unwrap()
+        };
+        let (a, b) = (shift(random(47, 2, 6, 11)), shift(random(47, 1, 5, 12)));
+        for unbiased in [true, false] {
+            let opts = MetricOptions {
+                cknna_unbiased: unbiased,
+                block_bytes: 5 * (2 * 3 * 47) * 8,
+                k: 6,
+                ..MetricOptions::default()
+            };
+            let r = measure(&a, &b, &opts).unwrap();
+            let (ta, tb) = (
+                opts.preprocess.threshold(&a).unwrap(),
+                opts.preprocess.threshold(&b).unwrap(),
+            );
+            let y = opts.preprocess.layer_matrix_clamped(&b, 0, tb).unwrap();
+            let mut best = [f64::NEG_INFINITY; 7];
+            for l in 0..2 {
+                let x = opts.preprocess.layer_matrix_clamped(&a, l, ta).unwrap();
+                let s = dense_scores(&x, &y, &opts);
+                for m in 0..7 {
+                    best[m] = best[m].max(s[m]);
+                }
+            }
+            let got = r.scores.fields();
+            for m in 0..7 {
+                assert!(
+                    (got[m] - best[m]).abs() < 1e-10,
+                    "metric {m} (unbiased CKNNA {unbiased}): blockwise {} vs dense {}",
+                    got[m],
+                    best[m]
+                );
+            }
+        }
     }
 
     #[test]

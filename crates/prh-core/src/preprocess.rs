@@ -47,14 +47,57 @@ impl Preprocess {
         }
     }
 
+    /// The clamp threshold [`Preprocess::clamp`] would apply, without changing `f` (so the
+    /// caller needs no clamped copy of the whole array; the clamp is then applied per layer
+    /// by [`Preprocess::layer_matrix_clamped`]). Holds one `|x|` buffer while it selects.
+    pub fn threshold(&self, f: &Features) -> Result<Option<f64>> {
+        match self.outlier_q {
+            Some(q) if q < 1.0 => Ok(Some(outlier_threshold(&f.data, q)?)),
+            Some(q) if q > 1.0 || q.is_nan() => Err(Error::invalid(format!(
+                "outlier quantile {q} outside (0, 1]"
+            ))),
+            _ => Ok(None),
+        }
+    }
+
     /// One layer of already-clamped features as an `[n, d]` matrix, row-normalised when
     /// `normalize` is set.
     ///
     /// # Shapes
     /// `f [n, layers, d]` -> `[n, d]`
     pub fn layer_matrix(&self, f: &Features, layer: usize) -> Result<Matrix> {
-        let rows = f.layer(layer)?;
-        let mut m = Matrix::from_fn(f.n, f.d, |i, j| rows[i * f.d + j]);
+        self.layer_matrix_clamped(f, layer, None)
+    }
+
+    /// One layer clamped to [-t, t] (when `clamp = Some(t)`) then row-normalised when
+    /// `normalize` is set, built straight from `f` without an intermediate copy.
+    ///
+    /// # Shapes
+    /// `f [n, layers, d]` -> `[n, d]`
+    pub fn layer_matrix_clamped(
+        &self,
+        f: &Features,
+        layer: usize,
+        clamp: Option<f64>,
+    ) -> Result<Matrix> {
+        if layer >= f.layers {
+            return Err(Error::invalid(format!(
+                "{}: layer {layer} out of range 0..{}",
+                f.source, f.layers
+            )));
+        }
+        let t = clamp.unwrap_or(f64::INFINITY);
+        let mut m = Matrix::zeros(f.n, f.d);
+        // Row-major source, column-major target: copy 64-row tiles so both stay in cache.
+        for i0 in (0..f.n).step_by(64) {
+            let rows = i0..(i0 + 64).min(f.n);
+            for j in 0..f.d {
+                let col = m.col_as_slice_mut(j);
+                for i in rows.clone() {
+                    col[i] = f.data[(i * f.layers + layer) * f.d + j].clamp(-t, t);
+                }
+            }
+        }
         if self.normalize {
             l2_normalize_rows(&mut m);
         }
@@ -70,6 +113,18 @@ impl Preprocess {
 /// # Shapes
 /// `data [len]` -> `data [len]` (in place)
 pub fn clamp_outliers(data: &mut [f64], q: f64) -> Result<f64> {
+    let t = outlier_threshold(data, q)?;
+    for x in data.iter_mut() {
+        *x = x.clamp(-t, t);
+    }
+    Ok(t)
+}
+
+/// The threshold t = sorted(|x|)[floor(q * len)] of [`clamp_outliers`], leaving `data` as is.
+///
+/// # Shapes
+/// `data [len]` -> scalar
+pub fn outlier_threshold(data: &[f64], q: f64) -> Result<f64> {
     if !(q > 0.0 && q <= 1.0) {
         return Err(Error::invalid(format!(
             "outlier quantile {q} outside (0, 1]"
@@ -81,11 +136,7 @@ pub fn clamp_outliers(data: &mut [f64], q: f64) -> Result<f64> {
     let mut abs: Vec<f64> = data.iter().map(|x| x.abs()).collect();
     let idx = ((q * abs.len() as f64) as usize).min(abs.len() - 1);
     let (_, t, _) = abs.select_nth_unstable_by(idx, f64::total_cmp);
-    let t = *t;
-    for x in data.iter_mut() {
-        *x = x.clamp(-t, t);
-    }
-    Ok(t)
+    Ok(*t)
 }
 
 /// Row L2 normalisation x_i <- x_i / max(||x_i||, 1e-12) (torch's `F.normalize`).
@@ -93,14 +144,17 @@ pub fn clamp_outliers(data: &mut [f64], q: f64) -> Result<f64> {
 /// # Shapes
 /// `m [n, d]` -> `m [n, d]` (in place)
 pub fn l2_normalize_rows(m: &mut Matrix) {
-    for i in 0..m.nrows() {
-        let norm = (0..m.ncols())
-            .map(|j| m[(i, j)] * m[(i, j)])
-            .sum::<f64>()
-            .sqrt()
-            .max(1e-12);
-        for j in 0..m.ncols() {
-            m[(i, j)] /= norm;
+    // Column by column (faer is column-major); each row's sum still runs over j in order.
+    let mut sq = vec![0.0; m.nrows()];
+    for j in 0..m.ncols() {
+        for (s, &v) in sq.iter_mut().zip(m.col_as_slice(j)) {
+            *s += v * v;
+        }
+    }
+    let norms: Vec<f64> = sq.iter().map(|s| s.sqrt().max(1e-12)).collect();
+    for j in 0..m.ncols() {
+        for (v, nrm) in m.col_as_slice_mut(j).iter_mut().zip(&norms) {
+            *v /= nrm;
         }
     }
 }

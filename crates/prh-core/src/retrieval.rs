@@ -3,6 +3,7 @@
 //! the Procrustes solution of the theorem's f*_1 = Q f*_2 (§2), fitted on pairs and
 //! applied to held-out rows.
 
+use crate::knn::{BLOCK_BYTES, gram_block_into, rows_per_block};
 use crate::linalg::Matrix;
 use crate::preprocess::l2_normalize_rows;
 use crate::procrustes::{self, Procrustes};
@@ -75,10 +76,26 @@ pub fn ranks(queries: MatRef<'_, f64>, gallery: MatRef<'_, f64>) -> Result<Vec<u
     let mut g = gallery.to_owned();
     l2_normalize_rows(&mut q);
     l2_normalize_rows(&mut g);
-    let s = &q * g.transpose(); // [n, n] cosine similarities
-    Ok((0..s.nrows())
-        .map(|i| 1 + (0..s.ncols()).filter(|&j| s[(i, j)] > s[(i, i)]).count())
-        .collect())
+    // Cosine similarities a block of queries at a time (never the [n, n] matrix): column r
+    // of `block` holds s_{i0 + r, j} over the gallery j.
+    let n = q.nrows();
+    let b = rows_per_block(n, BLOCK_BYTES).min(n.max(1));
+    let mut block = Matrix::zeros(n, b);
+    let mut out = Vec::with_capacity(n);
+    for i0 in (0..n).step_by(b) {
+        let rows = b.min(n - i0);
+        gram_block_into(
+            block.as_mut().subcols_mut(0, rows),
+            g.as_ref(),
+            q.subrows(i0, rows),
+        );
+        for r in 0..rows {
+            let s = block.col_as_slice(r);
+            let own = s[i0 + r];
+            out.push(1 + s.iter().filter(|&&v| v > own).count());
+        }
+    }
+    Ok(out)
 }
 
 /// A fitted rotation and its retrieval scores on held-out pairs.
