@@ -263,10 +263,26 @@ fn read_safetensors(source: &str, bytes: &[u8], array: Option<&str>) -> Result<F
 ///
 /// # Shapes
 /// file `[N, D]` or `[N, L, D]` -> `Features [N, L, D]`
+///
+/// Memory: a `.npy` file is streamed from disk, so the only transient copy is the file's
+/// own dtype buffer (e.g. 4 bytes a value for f32) beside the f64 result; `.npz` and
+/// `.safetensors` files are read whole first (one more copy of the file's bytes).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load(path: &std::path::Path, array: Option<&str>) -> Result<Features> {
+    use std::io::{BufReader, Read, Seek, SeekFrom};
+    let source = path.display().to_string();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut magic = [0u8; 6];
+    let npy = file.read_exact(&mut magic).is_ok() && &magic == b"\x93NUMPY";
+    if npy {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(path, e))?;
+        let (shape, data) = read_npy(&source, "array", BufReader::new(file))?;
+        return from_shape(&source, &shape, data);
+    }
+    drop(file);
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    Features::from_bytes(&path.display().to_string(), &bytes, array)
+    Features::from_bytes(&source, &bytes, array)
 }
 
 #[cfg(test)]
