@@ -55,6 +55,29 @@ pub struct ExperimentSpec {
     pub k: usize,
     /// Shuffles of the mutual k-NN permutation null at the final step.
     pub null_shuffles: usize,
+    /// `views-vision` and `scaling`: corpus and evaluation settings.
+    pub vision: crate::experiment_vision::VisionSpec,
+    /// `scaling`: the sample budgets.
+    pub scaling: ScalingSpec,
+}
+
+/// The `[experiment.scaling]` table: one run per objective and budget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScalingSpec {
+    /// Training steps of each run (samples = steps x batch size), ascending.
+    pub budgets: Vec<usize>,
+    /// Index into `budgets` of the run left out of the law's fit and predicted by it.
+    pub held_out: usize,
+}
+
+impl Default for ScalingSpec {
+    fn default() -> Self {
+        Self {
+            budgets: vec![25, 50, 100, 200, 400, 800],
+            held_out: 5,
+        }
+    }
 }
 
 impl Default for ExperimentSpec {
@@ -71,6 +94,8 @@ impl Default for ExperimentSpec {
             test_groups: 0,
             k: 10,
             null_shuffles: 100,
+            vision: Default::default(),
+            scaling: Default::default(),
         }
     }
 }
@@ -121,7 +146,19 @@ impl ExperimentConfig {
                     .ok()
                     .and_then(|mut t| t.remove("v"))
                     .unwrap_or_else(|| toml::Value::String(value.to_string()));
-                exp.insert(field.to_string(), parsed);
+                // Dotted fields reach nested tables (`experiment.vision.export=false`).
+                let mut parts: Vec<&str> = field.split('.').collect();
+                let leaf = parts.pop().unwrap_or(field);
+                let mut table = &mut exp;
+                for p in parts {
+                    let entry = table
+                        .entry(p.to_string())
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                    table = entry.as_table_mut().ok_or_else(|| {
+                        Error::invalid(format!("--set {o}: `{p}` is not a table"))
+                    })?;
+                }
+                table.insert(leaf.to_string(), parsed);
             } else if let Some(path) = key.strip_prefix("train.") {
                 train_overrides.push(format!("{path}={value}"));
             } else {
@@ -448,10 +485,14 @@ mod tests {
         let text = "[experiment]\nseeds = [0, 1, 2]\n[train.run]\nsteps = 50\n[train.model]\nmax_len = 16\n";
         let sets = vec![
             "experiment.seeds=[4]".to_string(),
+            "experiment.vision.export=false".to_string(),
+            "experiment.scaling.budgets=[1,2,3,4]".to_string(),
             "train.run.steps=7".to_string(),
         ];
         let cfg = ExperimentConfig::from_toml("x.toml", text, &sets).unwrap();
         assert_eq!(cfg.spec.seeds, [4]);
+        assert!(!cfg.spec.vision.export);
+        assert_eq!(cfg.spec.scaling.budgets, [1, 2, 3, 4]);
         let t = cfg
             .train_config("x.toml", Objective::NextToken, 4, "de")
             .unwrap();

@@ -123,6 +123,121 @@ pub fn svg_bands(title: &str, y_label: &str, series: &[Series<'_>]) -> String {
     s
 }
 
+/// One objective in a scaling plot: measured `(samples, score)` points and the fitted
+/// law drawn over the plotted range.
+pub struct ScalingSeries<'a> {
+    /// Legend label.
+    pub label: &'a str,
+    /// `(samples seen, score)` per run.
+    pub points: &'a [(f64, f64)],
+    /// The fitted law, if any.
+    pub law: Option<crate::scaling_law::PowerLaw>,
+}
+
+/// An SVG scatter plot (600 x 360) of score vs samples seen on a log10 x axis, one colour
+/// per series, each with its fitted law `a - b n^-c` as a line and the runs as dots.
+///
+/// # Shapes
+/// `series [objectives]` of `[budgets]` points -> SVG text
+pub fn svg_scaling(title: &str, y_label: &str, series: &[ScalingSeries<'_>]) -> String {
+    let (w, h, left, right, top, bottom) = (600.0, 360.0, 60.0, 130.0, 30.0, 45.0);
+    let pts = series.iter().flat_map(|s| s.points.iter());
+    let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(n, y) in pts.filter(|p| p.0 > 0.0 && p.1.is_finite()) {
+        (x_lo, x_hi) = (x_lo.min(n.log10()), x_hi.max(n.log10()));
+        (y_lo, y_hi) = (y_lo.min(y), y_hi.max(y));
+    }
+    if !x_lo.is_finite() {
+        (x_lo, x_hi, y_lo, y_hi) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let (xp, yp) = (
+        ((x_hi - x_lo) * 0.05).max(0.05),
+        ((y_hi - y_lo) * 0.08).max(1e-3),
+    );
+    let (x_lo, x_hi, y_lo, y_hi) = (x_lo - xp, x_hi + xp, y_lo - yp, y_hi + yp);
+    let px = |x: f64| left + (x - x_lo) / (x_hi - x_lo) * (w - left - right);
+    let py = |y: f64| top + (y_hi - y.clamp(y_lo, y_hi)) / (y_hi - y_lo) * (h - top - bottom);
+    let mut s = String::new();
+    // Writing to a String cannot fail; the results are ignored on purpose.
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+        (left + w - right) / 2.0,
+        escape(title)
+    );
+    let (x0, x1, y0, y1) = (px(x_lo), px(x_hi), py(y_lo), py(y_hi));
+    let _ = writeln!(
+        s,
+        "<path d=\"M{x0:.1},{y1:.1} V{y0:.1} H{x1:.1}\" stroke=\"black\" fill=\"none\"/>"
+    );
+    for i in 0..=4 {
+        let f = f64::from(i) / 4.0;
+        let (xv, yv) = (x_lo + f * (x_hi - x_lo), y_lo + f * (y_hi - y_lo));
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{:.0}</text>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{yv:.3}</text>",
+            px(xv),
+            y0 + 15.0,
+            10f64.powf(xv),
+            x0 - 4.0,
+            py(yv) + 4.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">samples seen (log scale)</text>\n\
+         <text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
+        (x0 + x1) / 2.0,
+        h - 8.0,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        escape(y_label)
+    );
+    for (i, ser) in series.iter().enumerate() {
+        let c = COLOURS[i % COLOURS.len()];
+        if let Some(law) = ser.law {
+            let line: Vec<String> = (0..=60)
+                .map(|k| x_lo + (x_hi - x_lo) * f64::from(k) / 60.0)
+                .map(|x| format!("{:.1},{:.1}", px(x), py(law.predict(10f64.powf(x)))))
+                .collect();
+            let _ = writeln!(
+                s,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>",
+                line.join(" ")
+            );
+        }
+        for &(n, y) in ser.points.iter().filter(|p| p.0 > 0.0 && p.1.is_finite()) {
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{c}\"/>",
+                px(n.log10()),
+                py(y)
+            );
+        }
+        let ly = top + 14.0 + 16.0 * i as f64;
+        let _ = writeln!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{ly:.1}\" r=\"3.5\" fill=\"{c}\"/>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            w - right + 19.0,
+            w - right + 32.0,
+            ly + 4.0,
+            escape(ser.label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 /// `a ± s [min, max]` with 3 decimals.
 pub fn fmt_stats(st: &SeedStats) -> String {
     format!(
@@ -196,6 +311,32 @@ mod tests {
         assert!(svg.contains("<polyline points=\"60.0,"), "{svg}");
         assert!(svg.contains(" 470.0,"), "{svg}");
         assert_eq!(svg.matches("<polygon").count(), 1);
+    }
+
+    #[test]
+    fn scaling_svg_places_points_on_a_log_axis() {
+        let law = crate::scaling_law::PowerLaw {
+            a: 0.3,
+            b: 0.2,
+            c: 0.5,
+            rmse: 0.0,
+        };
+        let pts = [(100.0, 0.28), (10_000.0, 0.298)];
+        let svg = svg_scaling(
+            "t",
+            "mutual k-NN",
+            &[ScalingSeries {
+                label: "good",
+                points: &pts,
+                law: Some(law),
+            }],
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // x range log10 2..4 padded by 0.1 each side: 100 sits at 60 + 0.1/2.2 * 410.
+        assert!(svg.contains("<circle cx=\"78.6\""), "{svg}");
+        assert!(svg.contains("<circle cx=\"451.4\""), "{svg}");
+        assert_eq!(svg.matches("<polyline").count(), 1);
+        assert!(!svg.contains("NaN"));
     }
 
     #[test]

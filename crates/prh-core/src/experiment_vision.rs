@@ -31,6 +31,41 @@ use crate::procrustes;
 use crate::retrieval::{RetrievalScores, ranks};
 use crate::{Error, Result};
 
+/// The `[experiment.vision]` table: the training corpus and the evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VisionSpec {
+    /// WordNet 3.0 dict directory holding `data.noun` (Debian `wordnet-base`).
+    pub wordnet: String,
+    /// Keep at most this many WordNet synsets (file order; 0: all).
+    pub wordnet_groups: usize,
+    /// Also train on the English Multi30k captions (5 per image).
+    pub multi30k: bool,
+    /// Keep at most this many Multi30k training images (0: all).
+    pub multi30k_groups: usize,
+    /// Leave the 1,000 ImageNet class synsets out of training (the evaluation texts
+    /// are then unseen; their WordNet neighbours are not).
+    pub exclude_eval_synsets: bool,
+    /// Random restarts of the pair-free matcher.
+    pub match_restarts: usize,
+    /// Write the model and class-map exports of each objective's first seed.
+    pub export: bool,
+}
+
+impl Default for VisionSpec {
+    fn default() -> Self {
+        Self {
+            wordnet: crate::wordnet::DEFAULT_DIR.into(),
+            wordnet_groups: 0,
+            multi30k: true,
+            multi30k_groups: 0,
+            exclude_eval_synsets: true,
+            match_restarts: 8,
+            export: true,
+        }
+    }
+}
+
 /// One ImageNet-1k class (a row of `imagenet1k_classes.tsv`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImagenetClass {

@@ -30,15 +30,70 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const VIEWS_MULTILINGUAL: &str =
-    include_str!("../../../configs/experiments/views-multilingual.toml");
-const VIEWS_MULTILINGUAL_QUICK: &str =
-    include_str!("../../../configs/experiments/views-multilingual-quick.toml");
+mod scaling;
+mod views_vision;
+mod vision;
+
+/// Built-in configs: (experiment, full, quick).
+const BUILT_IN: [(&str, &str, &str); 3] = [
+    (
+        "views-multilingual",
+        include_str!("../../../configs/experiments/views-multilingual.toml"),
+        include_str!("../../../configs/experiments/views-multilingual-quick.toml"),
+    ),
+    (
+        "views-vision",
+        include_str!("../../../configs/experiments/views-vision.toml"),
+        include_str!("../../../configs/experiments/views-vision-quick.toml"),
+    ),
+    (
+        "scaling",
+        include_str!("../../../configs/experiments/scaling.toml"),
+        include_str!("../../../configs/experiments/scaling-quick.toml"),
+    ),
+];
+
+/// The experiment's config (from `--config` or built in) with `--set` applied, and the
+/// name of its source.
+fn load_config(args: &Args) -> Result<(String, ExperimentConfig)> {
+    let (source, text) = match &args.config {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        ),
+        None => {
+            let (name, full, quick) = BUILT_IN
+                .iter()
+                .find(|b| b.0 == args.name)
+                .with_context(|| format!("no built-in config for `{}`", args.name))?;
+            let suffix = if args.quick { "-quick" } else { "" };
+            (
+                format!("configs/experiments/{name}{suffix}.toml"),
+                (if args.quick { quick } else { full }).to_string(),
+            )
+        }
+    };
+    let cfg = ExperimentConfig::from_toml(&source, &text, &args.set)?;
+    Ok((source, cfg))
+}
+
+/// The report folder (`--out`, default runs/experiments/NAME[-quick]), created.
+fn out_dir(args: &Args) -> Result<PathBuf> {
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs/experiments").join(if args.quick {
+            format!("{}-quick", args.name)
+        } else {
+            args.name.clone()
+        })
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    Ok(out)
+}
 
 /// Run an experiment of issue 6 and write its report folder.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Experiment: views-multilingual.
+    /// Experiment: views-multilingual, views-vision or scaling.
     pub name: String,
     /// The smoke-test size (one seed, tiny budget; minutes on a CPU).
     #[arg(long)]
@@ -123,33 +178,12 @@ fn objective_name(o: Objective) -> &'static str {
 
 fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     let t0 = Instant::now();
-    let (source, text) = match &args.config {
-        Some(p) => (
-            p.display().to_string(),
-            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        ),
-        None if args.quick => (
-            "configs/experiments/views-multilingual-quick.toml".to_string(),
-            VIEWS_MULTILINGUAL_QUICK.to_string(),
-        ),
-        None => (
-            "configs/experiments/views-multilingual.toml".to_string(),
-            VIEWS_MULTILINGUAL.to_string(),
-        ),
-    };
-    let cfg = ExperimentConfig::from_toml(&source, &text, &args.set)?;
+    let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
     let dir = corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)",
     )?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        PathBuf::from("runs/experiments").join(if args.quick {
-            format!("{}-quick", args.name)
-        } else {
-            args.name.clone()
-        })
-    });
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let out = out_dir(args)?;
 
     // Probe texts per language: fit rows then test rows, same images on both sides.
     let mut probes: Vec<Vec<String>> = Vec::new();
@@ -449,7 +483,11 @@ fn write_report(
 fn dispatch<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     match args.name.as_str() {
         "views-multilingual" => views_multilingual::<B>(args, device),
-        other => bail!("experiment: expected views-multilingual, got `{other}`"),
+        "views-vision" => views_vision::run::<B>(args, device),
+        "scaling" => scaling::run::<B>(args, device),
+        other => {
+            bail!("experiment: expected views-multilingual, views-vision or scaling, got `{other}`")
+        }
     }
 }
 

@@ -1,0 +1,295 @@
+//! `views-vision` and `scaling`: text encoders trained on multi-view concept text
+//! (WordNet noun synsets + English Multi30k captions), measured against EfficientNet-Lite0's
+//! ImageNet class vectors ([`prh_core::experiment_vision`]).
+//!
+//! - `views-vision`: per objective and seed one encoder; the 1,000 class texts are
+//!   embedded at step 0, every `eval_every` steps and at the end; a random-init row is the
+//!   step-0 encoder. Seed 0 of each objective is exported for the web app.
+//! - `scaling`: one run per objective and budget (its own warmup and cosine schedule),
+//!   measured at its end; the law `a - b n^-c` is fit to mutual k-NN vs samples.
+
+use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::module::AutodiffModule;
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::bundle::write_bundle;
+use prh_core::config::Objective;
+use prh_core::corpus::{self, Group};
+use prh_core::experiment::{ExperimentConfig, RecordingTask, SeedStats, Snapshot, seed_stats};
+use prh_core::experiment_vision::{
+    ClassMap, ImagenetClass, VisionOptions, VisionScores, imagenet_export, parse_classes,
+    vision_alignment,
+};
+use prh_core::text_task::TextTask;
+use prh_core::tokenizer::TextTokenizer;
+use prh_core::train::train;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Args, LossSink, objective_name};
+
+/// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
+pub(super) struct VisionData {
+    pub classes: Vec<ImagenetClass>,
+    pub class_texts: Vec<String>,
+    /// Row-major `[1000, d_v]` EfficientNet-Lite0 classifier rows.
+    pub vision: Vec<f64>,
+    pub d_v: usize,
+    /// ImageNet-100 membership per class.
+    pub is_test: Vec<bool>,
+    pub groups: Vec<Group>,
+    pub tokenizer: TextTokenizer,
+    /// (WordNet synsets kept, ImageNet synsets left out, Multi30k images).
+    pub counts: (usize, usize, usize),
+    /// Mean tokens of one text, and of all texts of one group (each capped at max_len).
+    pub tokens_per_text: f64,
+    pub tokens_per_group: f64,
+}
+
+pub(super) fn load(
+    args: &Args,
+    cfg: &ExperimentConfig,
+    source: &str,
+    data_dir: &Path,
+) -> Result<VisionData> {
+    let v = &cfg.spec.vision;
+    let inet = data_dir.join("imagenet");
+    let tsv = inet.join("imagenet1k_classes.tsv");
+    let f = std::fs::File::open(&tsv).with_context(|| format!("opening {}", tsv.display()))?;
+    let classes = parse_classes(&tsv.display().to_string(), std::io::BufReader::new(f))?;
+    let npy = inet.join("efficientnet_lite0_fc_weight.npy");
+    let f = std::fs::File::open(&npy).with_context(|| format!("opening {}", npy.display()))?;
+    let (shape, vision) = prh_core::npy::read_npy(&npy.display().to_string(), "weight", f)?;
+    if shape.len() != 2 || shape[0] != classes.len() {
+        bail!(
+            "{}: expected shape [{}, d], found {shape:?}",
+            npy.display(),
+            classes.len()
+        );
+    }
+    let list = inet.join("imagenet100_wnids.txt");
+    let wn100: HashSet<String> = std::fs::read_to_string(&list)
+        .with_context(|| format!("reading {}", list.display()))?
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let is_test: Vec<bool> = classes.iter().map(|c| wn100.contains(&c.wnid)).collect();
+    let n_test = is_test.iter().filter(|&&t| t).count();
+    if n_test != wn100.len() {
+        bail!(
+            "{}: {} of its {} wnids are ImageNet-1k classes",
+            list.display(),
+            n_test,
+            wn100.len()
+        );
+    }
+    // Training corpus: WordNet synsets (minus the ImageNet classes if asked) + captions.
+    let wn_dir = PathBuf::from(&v.wordnet);
+    let mut synsets = prh_core::wordnet::read_nouns(&wn_dir)
+        .with_context(|| format!("experiment.vision.wordnet = {}", wn_dir.display()))?;
+    let eval_ids: HashSet<&str> = classes.iter().map(|c| c.wnid.as_str()).collect();
+    let before = synsets.len();
+    if v.exclude_eval_synsets {
+        synsets.retain(|s| !eval_ids.contains(s.wnid.as_str()));
+    }
+    let excluded = before - synsets.len();
+    if v.wordnet_groups > 0 {
+        synsets.truncate(v.wordnet_groups);
+    }
+    let mut groups: Vec<Group> = synsets.iter().map(|s| s.to_group()).collect();
+    let n_wn = groups.len();
+    let mut n_cap = 0;
+    if v.multi30k {
+        let base = cfg.train_config(source, Objective::Good, 0, "en")?;
+        let mut c = corpus::read_multi30k(data_dir, &base.data.train_split, "en")?;
+        c.truncate(v.multi30k_groups);
+        n_cap = c.groups.len();
+        groups.extend(c.groups);
+    }
+    let base = cfg.train_config(source, Objective::Good, 0, "en")?;
+    let all_texts = groups
+        .iter()
+        .flat_map(|g| g.texts.iter().map(String::as_str));
+    let tokenizer = TextTokenizer::train(all_texts, &base.tokenizer)?;
+    // Token statistics on a fixed stride of groups (every group costs seconds on 2 cores).
+    let cap = base.model.max_len;
+    let stride = (groups.len() / 2000).max(1);
+    let (mut nt, mut tt, mut ng) = (0usize, 0usize, 0usize);
+    for g in groups.iter().step_by(stride) {
+        ng += 1;
+        for t in &g.texts {
+            nt += 1;
+            tt += tokenizer.encode(t)?.len().min(cap);
+        }
+    }
+    let _ = args;
+    Ok(VisionData {
+        class_texts: classes.iter().map(ImagenetClass::text).collect(),
+        classes,
+        vision,
+        d_v: shape[1],
+        is_test,
+        groups,
+        tokenizer,
+        counts: (n_wn, excluded, n_cap),
+        tokens_per_text: tt as f64 / nt.max(1) as f64,
+        tokens_per_group: tt as f64 / ng.max(1) as f64,
+    })
+}
+
+/// One trained encoder: its class-text snapshots and (optionally) its bundle bytes.
+pub(super) struct Trained {
+    pub snapshots: Vec<Snapshot>,
+    pub bundle: Option<Vec<u8>>,
+    pub final_loss: f64,
+    pub train_s: f64,
+    pub d: usize,
+}
+
+/// Trains one encoder for `steps` steps (its own schedule), recording the class-text
+/// embeddings at step 0, every `eval_every` steps (0: only the end) and at the end.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn train_one<B: AutodiffBackend>(
+    cfg: &ExperimentConfig,
+    source: &str,
+    data: &VisionData,
+    objective: Objective,
+    seed: u64,
+    steps: Option<usize>,
+    eval_every: usize,
+    keep_bundle: bool,
+    device: &B::Device,
+) -> Result<Trained> {
+    let mut tcfg = cfg.train_config(source, objective, seed, "en")?;
+    if let Some(s) = steps {
+        tcfg.run.steps = s;
+        // Short budgets get a proportionate warmup (at most the configured one).
+        tcfg.optim.warmup_steps = tcfg.optim.warmup_steps.min(s / 10);
+    }
+    tcfg.run.eval_every = eval_every;
+    let config_toml = tcfg.to_toml()?;
+    let inner = TextTask::new(tcfg.clone(), data.tokenizer.clone(), &data.groups)?;
+    let d = inner.spec.d_model;
+    let mut task = RecordingTask {
+        inner,
+        texts: data.class_texts.clone(),
+        snapshots: Vec::new(),
+    };
+    let t = Instant::now();
+    task.record_init::<B>(device)?;
+    let mut sink = LossSink {
+        start: Instant::now(),
+        records: Vec::new(),
+    };
+    let summary = train::<B, _>(
+        &mut task,
+        &tcfg.run,
+        &tcfg.optim,
+        &config_toml,
+        None,
+        &mut sink,
+        device,
+    )
+    .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
+    let bundle = if keep_bundle {
+        Some(write_bundle(
+            &summary.model.valid(),
+            &task.inner.spec,
+            &data.tokenizer,
+            &config_toml,
+        )?)
+    } else {
+        None
+    };
+    let train_s = t.elapsed().as_secs_f64();
+    eprintln!(
+        "{} seed {seed}: {} steps, loss {:.4}, {:.1} s",
+        objective_name(objective),
+        summary.steps,
+        summary.last_loss,
+        train_s
+    );
+    Ok(Trained {
+        snapshots: task.snapshots,
+        bundle,
+        final_loss: summary.last_loss,
+        train_s,
+        d,
+    })
+}
+
+/// Scores one snapshot (the null and the full matcher only when `last`).
+pub(super) fn score(
+    data: &VisionData,
+    cfg: &ExperimentConfig,
+    emb: &[f32],
+    d: usize,
+    seed: u64,
+    last: bool,
+) -> Result<(VisionScores, ClassMap)> {
+    let opts = VisionOptions {
+        k: cfg.spec.k,
+        null_shuffles: if last { cfg.spec.null_shuffles } else { 0 },
+        match_restarts: if last {
+            cfg.spec.vision.match_restarts
+        } else {
+            1
+        },
+        seed,
+    };
+    Ok(vision_alignment(
+        emb,
+        d,
+        &data.vision,
+        data.d_v,
+        &data.is_test,
+        &opts,
+    )?)
+}
+
+/// Writes `export/<label>.prh.safetensors` and `export/<label>.imagenet.safetensors`.
+pub(super) fn write_exports(
+    out: &Path,
+    label: &str,
+    bundle: &[u8],
+    data: &VisionData,
+    map: &ClassMap,
+    fit: &serde_json::Value,
+) -> Result<()> {
+    let dir = out.join("export");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let names: Vec<String> = data.classes.iter().map(|c| c.name().to_string()).collect();
+    let bytes = imagenet_export(map, &names, fit)?;
+    for (name, b) in [
+        (format!("{label}.prh.safetensors"), bundle),
+        (format!("{label}.imagenet.safetensors"), bytes.as_slice()),
+    ] {
+        let p = dir.join(&name);
+        std::fs::write(&p, b).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Spread over seeds of each score of a list of final points.
+pub(super) fn stats_of(points: &[VisionScores]) -> Result<serde_json::Value> {
+    type Get = fn(&VisionScores) -> f64;
+    let keys: [(&str, Get); 10] = [
+        ("mutual_knn", |p| p.mutual_knn),
+        ("null_mean", |p| p.null_mean.unwrap_or(f64::NAN)),
+        ("cka", |p| p.cka),
+        ("r1_t2i", |p| p.r1_t2i),
+        ("r5_t2i", |p| p.r5_t2i),
+        ("r1_i2t", |p| p.r1_i2t),
+        ("r5_i2t", |p| p.r5_i2t),
+        ("match_top1", |p| p.match_top1),
+        ("match_top5", |p| p.match_top5),
+        ("match_chance", |p| p.match_chance),
+    ];
+    let mut m = serde_json::Map::new();
+    for (k, f) in keys {
+        let s: SeedStats = seed_stats(&points.iter().map(f).collect::<Vec<_>>())?;
+        m.insert(k.to_string(), serde_json::to_value(s)?);
+    }
+    Ok(serde_json::Value::Object(m))
+}
