@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""PyTorch reference for `prh-native train`'s JEPA step (benches/train_throughput.sh).
+"""PyTorch reference for prh's text-JEPA training step (`prh-native bench train`).
 
 One step = the same stages as prh_core::train on the same shapes: token + position
 embeddings, pre-LN transformer encoder (GELU, no dropout), final LayerNorm, mean pooling
 over non-pad tokens, invariance (MSE of every view to the mean of the globals), SIGReg
 (Epps-Pulley, t = linspace(0, 3, 17), folded trapezoid weights x exp(-t^2/2)), backward,
-global grad-norm clip 1.0, AdamW(lr 5e-4, wd 0.05). Prints one JSON line with tokens/s
-(tokens = non-pad tokens, counted as prh does).
+global grad-norm clip 1.0, AdamW(lr 5e-4, wd 0.05). Rows are view-major (rows v*n..(v+1)*n
+are view v), every sequence has exactly `--len` tokens (no padding), as in the bench's prh
+side. Prints one JSON line: per-step seconds (after `--warmup` untimed steps), their
+median, tokens/s at the median, and the thread count; with `--peak N` also the best of 3
+f32 N x N matmuls in GFLOP/s (2 N^3 flops each).
 
     python3 benches/torch_step.py --d 64 --layers 2 --heads 4 --dff 128 --seqs 256 --len 12 --steps 5
 """
-import argparse, json, math, time
+import argparse, json, statistics, time
 
 try:
     import torch
     import torch.nn as nn
-except ImportError:  # the bench script reports this instead of a number
+except ImportError:  # the bench reports this instead of a number
     print(json.dumps({"error": "torch is not importable (pip install torch)"}))
     raise SystemExit(0)
 
@@ -35,10 +38,24 @@ def sigreg(z, slices, gen):
     return (err @ w * n).mean()
 
 
+def peak_gflops(n):
+    """Best of 3 f32 (n x n) @ (n x n) products, in GFLOP/s (2 n^3 flops each)."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b  # warm-up
+    best = min(_timed(lambda: a @ b) for _ in range(3))
+    return 2 * n**3 / best / 1e9
+
+
+def _timed(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
 def main():
     p = argparse.ArgumentParser()
     for k, v in dict(d=64, layers=2, heads=4, dff=128, vocab=2000, seqs=256, len=12, views=8,
-                     n_global=2, slices=64, steps=5, threads=0).items():
+                     n_global=2, slices=64, steps=5, warmup=2, threads=0, peak=0).items():
         p.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
     a = p.parse_args()
     if a.threads:
@@ -55,7 +72,7 @@ def main():
     opt = torch.optim.AdamW(params, lr=5e-4, weight_decay=0.05)
     n = a.seqs // a.views
     times = []
-    for step in range(a.steps + 1):  # step 0 is warm-up, not timed
+    for step in range(a.steps + a.warmup):
         ids = torch.randint(5, a.vocab, (a.seqs, a.len), generator=gen)
         pad = torch.zeros(a.seqs, a.len, dtype=torch.bool)
         t0 = time.perf_counter()
@@ -68,15 +85,20 @@ def main():
         inv = ((views - centre) ** 2).mean()
         sig = sum(sigreg(views[v], a.slices, gen) for v in range(a.views)) / a.views
         loss = inv + 0.02 * sig
+        loss.item()  # prh reads the loss before backward (NaN guard)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        if step > 0:
+        if step >= a.warmup:
             times.append(time.perf_counter() - t0)
-    mean = sum(times) / len(times)
-    print(json.dumps({"tokens_per_s": a.seqs * a.len / mean, "s_per_step": mean,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+    med = statistics.median(times)
+    out = {"tokens_per_s": a.seqs * a.len / med, "median_s": med, "step_s": times,
+           "torch": torch.__version__, "threads": torch.get_num_threads(),
+           "params": sum(q.numel() for q in params)}
+    if a.peak:
+        out["peak_gflops"] = peak_gflops(a.peak)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod alloc;
 mod cmd;
 
 /// prh: the Platonic Representation Theorem, runnable.
@@ -45,6 +46,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    alloc::keep_freed_memory();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,

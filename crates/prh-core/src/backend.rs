@@ -39,3 +39,19 @@ pub fn compiled() -> Vec<&'static str> {
     }
     v
 }
+
+/// How the CPU backend was built (threads, SIMD, BLAS), for benchmark headers.
+pub fn cpu_backend_description() -> String {
+    let mut parts = Vec::new();
+    parts.push(if cfg!(all(feature = "cpu", not(target_arch = "wasm32"))) {
+        "rayon threads, SIMD"
+    } else {
+        "1 thread"
+    });
+    if cfg!(feature = "blas") {
+        parts.push("OpenBLAS matmul");
+    } else {
+        parts.push("matrixmultiply matmul");
+    }
+    parts.join(", ")
+}

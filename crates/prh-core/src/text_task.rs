@@ -78,6 +78,29 @@ pub fn embed_texts<B: Backend>(
     Ok(out)
 }
 
+/// A corpus of `groups` groups of `texts` texts of exactly `len` token ids drawn uniformly
+/// from `ids` (seeded): synthetic data for throughput benchmarks and tests.
+///
+/// # Shapes
+/// -> `groups x texts x len` ids.
+pub fn random_corpus(
+    groups: usize,
+    texts: usize,
+    len: usize,
+    ids: std::ops::Range<u32>,
+    seed: u64,
+) -> TokenizedCorpus {
+    let mut rng = generator(seed, Stream::Views, u64::MAX);
+    let groups = (0..groups)
+        .map(|_| {
+            (0..texts)
+                .map(|_| (0..len).map(|_| rng.random_range(ids.clone())).collect())
+                .collect()
+        })
+        .collect();
+    TokenizedCorpus::new(groups, 0)
+}
+
 /// Held-out texts (one per group) and the frozen target they are compared with.
 #[derive(Debug, Clone)]
 pub struct EvalSet {

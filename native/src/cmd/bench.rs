@@ -27,6 +27,8 @@ pub enum Bench {
     Eigen(EigenArgs),
     /// PRH metrics at N = 1024 (D = 768, 4096) and Procrustes at N = 30,000 vs numpy.
     Metrics(super::bench_metrics::MetricsBenchArgs),
+    /// Text-JEPA training step (tiny, bert-s) vs the same step in PyTorch: tokens/s, MFU.
+    Train(super::bench_train::TrainBenchArgs),
 }
 
 /// Options of `bench eigen`.
@@ -56,6 +58,7 @@ pub fn run(bench: Bench) -> Result<()> {
     match bench {
         Bench::Eigen(a) => eigen(a),
         Bench::Metrics(a) => super::bench_metrics::run(a),
+        Bench::Train(a) => super::bench_train::run(a),
     }
 }
 
