@@ -507,6 +507,8 @@ fn bad_input_fails_clearly_at_every_entry_point() {
             .as_bytes(),
     );
     write("not_toml.toml", b"[run\nsteps = ");
+    write("empty.toml", b"");
+    write("blank.toml", b"  \n\t\n# only a comment\n");
     write(
         "broken.jsonl",
         b"{\"id\": \"a\", \"texts\": [\"x y\", \"y x\"]}\n{\"id\": \"b\", \"texts\": [\n",
@@ -593,6 +595,16 @@ fn bad_input_fails_clearly_at_every_entry_point() {
             "train: good views, every group has one text",
             tiny_args(&dir.join("singles.jsonl"), "one", &[]),
             vec!["singles.jsonl", "two texts"],
+        ),
+        (
+            "train: empty config file",
+            t("empty.toml", &corpus, "e", &[]),
+            vec!["empty.toml", "config file is empty"],
+        ),
+        (
+            "train: whitespace-and-comments config file",
+            t("blank.toml", &corpus, "e2", &[]),
+            vec!["blank.toml", "config file is empty"],
         ),
         (
             "train: missing config",

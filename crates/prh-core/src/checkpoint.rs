@@ -132,13 +132,16 @@ impl Checkpoint {
             ));
         }
         let rest = &body[hlen..];
-        if rest.len() != meta.model_len + meta.optim_len {
+        // The lengths come from the file: add them without overflow.
+        let want = meta.model_len.checked_add(meta.optim_len);
+        if want != Some(rest.len()) {
             return Err(Error::format(
                 source,
                 "records",
                 format!(
-                    "expected {} bytes, found {} (truncated?)",
-                    meta.model_len + meta.optim_len,
+                    "header says {} + {} bytes, found {} (truncated?)",
+                    meta.model_len,
+                    meta.optim_len,
                     rest.len()
                 ),
             ));
@@ -188,7 +191,70 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
     f.sync_all().map_err(|e| Error::io(&tmp, e))?;
     drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    // The rename itself lives in the folder's entry table: sync the folder too so a power
+    // loss after we return cannot bring back the old file (a no-op for a kill).
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}
+
+/// Bytes a checkpoint of a model with `params` f32 parameters takes on disk: the weights
+/// plus AdamW's two moments, 4 bytes each (`12 * params`), plus 64 KiB for the header
+/// (config TOML) and burn's record framing.
+pub fn estimated_size(params: usize) -> u64 {
+    12 * params as u64 + 64 * 1024
+}
+
+/// Free space [`preflight`] asks for: three checkpoints (`latest`, its `.tmp` while
+/// being replaced, and `best`) — `3 * estimated_size(params)`.
+pub fn space_needed(params: usize) -> u64 {
+    3 * estimated_size(params)
+}
+
+/// Checks that the run folder `dir` (and its `checkpoints/`) can be created and that a
+/// probe file can be written, flushed to disk and removed: an unwritable folder is
+/// reported before any work, not at the first checkpoint. Errors name the folder.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_writable(dir: &std::path::Path) -> Result<()> {
+    use std::io::Write;
+    let ckdir = dir.join("checkpoints");
+    std::fs::create_dir_all(&ckdir)
+        .map_err(|e| Error::format(dir, "run folder", format!("cannot be created: {e}")))?;
+    let probe = ckdir.join(".prh-write-probe");
+    let written = std::fs::File::create(&probe).and_then(|mut f| {
+        f.write_all(&[0u8; 4096])?;
+        f.sync_all()
+    });
+    // Remove the probe even when the write failed half way (a full disk).
+    let removed = std::fs::remove_file(&probe);
+    written.map_err(|e| Error::format(dir, "run folder", format!("not writable: {e}")))?;
+    removed.map_err(|e| Error::io(&probe, e))
+}
+
+/// [`check_writable`], then that the file system of `dir` has at least
+/// [`space_needed`]`(params)` bytes free. Errors name the folder, the bytes needed and
+/// the bytes available, so a full disk is reported before training starts.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn preflight(dir: &std::path::Path, params: usize) -> Result<()> {
+    check_writable(dir)?;
+    let available = fs4::available_space(dir).map_err(|e| Error::io(dir, e))?;
+    let needed = space_needed(params);
+    if available < needed {
+        return Err(Error::format(
+            dir,
+            "free space",
+            format!(
+                "{needed} bytes needed (3 checkpoints of ~{} bytes for {params} parameters: \
+                 weights + 2 AdamW moments), {available} bytes available",
+                estimated_size(params)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 type Rec = BinBytesRecorder<FullPrecisionSettings>;
