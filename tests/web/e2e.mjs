@@ -9,8 +9,21 @@
 //      metrics) must equal `prh-native metrics --json` (1e-9).
 //   3. A malformed file must produce a visible error naming the file.
 //   4. Checkpoint lab: the demo encoder bundle loads, embeds the example texts in wasm
-//      (CPU backend) and lists each text's nearest text; a broken bundle is an error.
-//      (Its embeddings equal the native ones: web/tests/core_numerics.rs.)
+//      and lists each text's nearest text; a broken bundle is an error. (Its CPU
+//      embeddings equal the native ones: web/tests/core_numerics.rs.) Without WebGPU
+//      (the main browser runs with --disable-gpu) "auto" falls back to the CPU and says so.
+//      Nearest ImageNet classes: a class-vector file generated here from the page's own
+//      embeddings (class j = embedding of text j minus text_mean) must give class j first
+//      with cosine 1 (1e-6), every listed score must equal the cosine computed here
+//      (1e-9), and malformed class files give specific errors.
+//   5. SVG export: the downloaded SVG of a heatmap, a spectrum, the paired scatters and the
+//      rotation heatmap parses as SVG and has one element per cell / bar / point.
+//   6. Brushing: dragging over the whole PCA scatter selects all N samples and shows the
+//      table's mutual k-NN as the selection's mean; a smaller rectangle selects a subset
+//      whose shown mean equals the mean of the exported per-point scores.
+//   7. WebGPU: a second browser with --enable-unsafe-webgpu (SwiftShader adapter) embeds
+//      on WebGPU; its embeddings equal the CPU backend's to 1e-4 (absolute; f32 kernels
+//      on both sides, different summation orders).
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS.
@@ -18,7 +31,7 @@
 
 import puppeteer from "puppeteer-core";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -67,6 +80,53 @@ function rng(seed) {
   };
 }
 
+// A safetensors file: f32 tensors {name: [shape, values]} and string metadata.
+export function safetensors(tensors, metadata) {
+  const header = { __metadata__: metadata };
+  let offset = 0;
+  for (const [name, [shape, values]] of Object.entries(tensors)) {
+    header[name] = { dtype: "F32", shape, data_offsets: [offset, offset + 4 * values.length] };
+    offset += 4 * values.length;
+  }
+  let json = JSON.stringify(header);
+  json += " ".repeat((8 - (json.length % 8)) % 8);
+  const buf = Buffer.alloc(8 + json.length + offset);
+  buf.writeBigUInt64LE(BigInt(json.length), 0);
+  buf.write(json, 8, "latin1");
+  let at = 8 + json.length;
+  for (const [, [, values]] of Object.entries(tensors)) for (const v of values) (buf.writeFloatLE(v, at), (at += 4));
+  return buf;
+}
+
+// Clicks an export button and returns the downloaded file's text (downloads go to `dir`
+// through the DevTools protocol).
+async function download(page, dir, button, file) {
+  const path = join(dir, file);
+  rmSync(path, { force: true });
+  await page.click(button);
+  for (let i = 0; i < 200 && !existsSync(path); i++) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 100));
+  if (!existsSync(path)) throw new Error(`${button}: no ${file} downloaded (files: ${readdirSync(dir).join(", ")})`);
+  return readFileSync(path, "utf8");
+}
+
+// Parses SVG markup in the page (the browser's XML parser) and counts elements by selector.
+async function svgCounts(page, markup, selectors) {
+  return page.evaluate((m, sels) => {
+    const doc = new DOMParser().parseFromString(m, "image/svg+xml");
+    const ok = doc.documentElement.nodeName === "svg" && !doc.querySelector("parsererror");
+    return { ok, counts: Object.fromEntries(sels.map((s) => [s, doc.querySelectorAll(s).length])), images: doc.querySelectorAll("image").length };
+  }, markup, selectors);
+}
+
+async function checkSvg(page, dir, name, expect) {
+  const markup = await download(page, dir, `#export-${name}-svg`, `${name}.svg`);
+  const { ok, counts, images } = await svgCounts(page, markup, Object.keys(expect));
+  const want = Object.entries(expect).map(([k, v]) => `${k}=${v}`).join(", ");
+  const got = Object.entries(counts).map(([k, v]) => `${k}=${v}`).join(", ");
+  check(ok && images === 0 && Object.entries(expect).every(([k, v]) => counts[k] === v), `svg: ${name}.svg parses, no embedded image, ${got} (expected ${want})`);
+}
+
 async function startServer() {
   const port = 8600 + Math.floor(Math.random() * 300);
   const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", DIST], {
@@ -85,7 +145,7 @@ async function startServer() {
   throw new Error(`http.server did not start on ${url}`);
 }
 
-async function spectral(page, url) {
+async function spectral(page, url, dir) {
   // Open a state from the URL, then change a control (n) through the UI.
   const preset = "clusters", seed = 3, alpha = 0.25, d = 3, n = 7;
   await page.goto(`${url}?lab=spectral&preset=${preset}&n=6&seed=${seed}&alpha=${alpha}&d=${d}`, { waitUntil: "load" });
@@ -111,6 +171,18 @@ async function spectral(page, url) {
   await page.mouse.click(box.x + 34 + ((box.width - 34) * 1.5) / want.length, box.y + box.height / 2);
   await page.waitForFunction(() => location.search.includes("ev=1"), { timeout: 5000 });
   check(true, "spectral: clicking eigenvalue bar 1 selects eigenvector 1");
+  // SVG export: one cell per matrix entry, one bar per eigenvalue, one dot per pair row
+  // on each side (the row count comes from the same figure's JSON export).
+  const m = want.length;
+  await checkSvg(page, dir, "pi", { "rect.cell": m * m });
+  await checkSvg(page, dir, "kernel", { "rect.cell": m * m });
+  await checkSvg(page, dir, "spectrum", { "rect.bar": m, "rect.selected": 1, "text.label": 4 });
+  await checkSvg(page, dir, "eigenvector", { "rect.bar": m });
+  const reps = JSON.parse(await download(page, dir, "#export-representations-json", "representations.json"));
+  await checkSvg(page, dir, "representations", { "circle.pt": 2 * reps.states.length });
+  const bounds = JSON.parse(await download(page, dir, "#export-bounds-json", "bounds.json"));
+  const nBounds = 2 + [bounds.davis_kahan_bound, bounds.yws_bound].filter((v) => v !== null && v !== undefined).length;
+  await checkSvg(page, dir, "bounds", { "rect.bar": nBounds, "text.label": 4 + nBounds + (4 - nBounds) });
   // The screenshot: the two-modality scene world, mostly bad views for the text side.
   await page.goto(`${url}?lab=spectral&preset=scenes&n=12&seed=1&alpha=0.9&d=4&skip=1&ev=1&rot=0.6`, { waitUntil: "load" });
   await page.waitForSelector("#eigenvalues");
@@ -153,6 +225,32 @@ async function alignment(page, url, dir) {
     const printed = Number(await page.$eval(`#metric-${key}`, (e) => e.textContent));
     check(Math.abs(shown - ref[key]) < TOL && Math.abs(printed - ref[key]) <= 5e-7, `alignment: ${key} page ${shown} = CLI ${ref[key]}`);
   }
+  // SVG export of the PCA pair (one dot per sample per side) and the 12 x 9 rotation.
+  await checkSvg(page, dir, "pca", { "circle.pt": 2 * n });
+  await checkSvg(page, dir, "rotation", { "rect.cell": da * db });
+  await checkSvg(page, dir, "mutual_knn_per_point", { "rect.bar": 11 });
+  // Brushing: the whole scatter selects every sample, and their mean is the table's score.
+  const box = await (await page.$("#scatter-a")).boundingBox();
+  const drag = async (x0, y0, x1, y1) => {
+    await page.mouse.move(box.x + x0, box.y + y0);
+    await page.mouse.down();
+    await page.mouse.move(box.x + x1, box.y + y1, { steps: 5 });
+    await page.mouse.up();
+  };
+  const brushed = async () => page.$eval("#brush-info", (e) => ({ sel: JSON.parse(e.dataset.selected || "[]"), mean: Number(e.dataset.mean), a: Number(e.dataset.ringedA), b: Number(e.dataset.ringedB) }));
+  await drag(1, 1, box.width - 1, box.height - 1);
+  let br = await brushed();
+  check(br.sel.length === n && Math.abs(br.mean - ref.mutual_knn) < TOL && br.a === n && br.b === n, `brush: whole plot selects ${br.sel.length}/${n} samples, mean mutual k-NN ${br.mean} = CLI ${ref.mutual_knn}`);
+  await drag(box.width / 2, 1, box.width - 1, box.height / 2);
+  br = await brushed();
+  const pca = JSON.parse(await download(page, dir, "#export-pca-json", "pca.json"));
+  const mean = br.sel.reduce((s, i) => s + pca.mutual_knn_per_point[i], 0) / br.sel.length;
+  check(br.sel.length > 0 && br.sel.length < n && Math.abs(mean - br.mean) < TOL && JSON.stringify(pca.selected) === JSON.stringify(br.sel), `brush: a quadrant selects ${br.sel.length} samples (their ${br.a} / ${br.b} with neighbours ringed in A / B), mean ${br.mean.toFixed(6)} = mean of their per-point scores ${mean.toFixed(6)}`);
+  check(br.a >= br.sel.length && br.b >= br.sel.length, "brush: the selection's neighbours are ringed in both spaces");
+  // The brushed quadrant must hold exactly the samples whose PCA coordinates lie in it.
+  const ext = Math.max(...pca.pca_a.flat().map(Math.abs)) * 1.1;
+  const inQuad = pca.pca_a.map(([x, y], i) => [i, 130 + (x * 130) / ext, 130 - (y * 130) / ext]).filter(([, px, py]) => px >= 130 && py <= 130).map(([i]) => i);
+  check(JSON.stringify(inQuad) === JSON.stringify(br.sel), `brush: the selection is the ${inQuad.length} samples inside the dragged rectangle`);
   // The screenshot shows the demo sets shipped with the page (real captions, see
   // web/make_demo.sh) with a point hovered: its neighbours are ringed in both spaces.
   await page.click("#load-demo");
@@ -163,6 +261,22 @@ async function alignment(page, url, dir) {
     if (!(await page.$eval("#hover-info", (e) => e.textContent)).startsWith("hover")) break;
   }
   await page.screenshot({ path: join(SHOTS, "alignment-lab.png"), fullPage: true });
+}
+
+async function embedWith(page, backend) {
+  await page.select("#backend", backend);
+  const before = await page.$eval("#embed-ms", (e) => e.dataset.ms + e.dataset.backend).catch(() => "");
+  await page.click("#embed");
+  await page.waitForFunction((b) => {
+    const e = document.querySelector("#embed-ms");
+    return (e && e.dataset.ms + e.dataset.backend !== b) || document.querySelector("#error-embed");
+  }, { timeout: 120000 }, before);
+  const err = await page.$("#error-embed");
+  if (err) throw new Error(`embedding on ${backend} failed: ${await page.$eval("#error-embed", (e) => e.textContent)}`);
+  const got = await page.$eval("#embed-ms", (e) => ({ backend: e.dataset.backend, ms: Number(e.dataset.ms), rows: JSON.parse(e.dataset.rows), text: e.textContent }));
+  // The page prints f32 values in their shortest decimal form: round back to f32.
+  got.rows = got.rows.map(Math.fround);
+  return got;
 }
 
 async function checkpoint(page, url, dir) {
@@ -176,14 +290,93 @@ async function checkpoint(page, url, dir) {
   check(msg.includes("broken.safetensors"), `checkpoint: broken bundle error names the file: "${msg.trim().slice(0, 120)}"`);
   await page.click("#load-demo-model");
   await page.waitForSelector("#bundle-info", { timeout: 60000 });
-  await page.click("#embed");
-  await page.waitForSelector("#neighbours", { timeout: 60000 });
+  // This browser has no WebGPU (--disable-gpu): "auto" must fall back to the CPU.
+  const emb = await embedWith(page, "auto");
   const rows = await page.$$eval("#neighbours tr", (trs) => trs.length - 1);
   const texts = (await page.$eval("#texts", (e) => e.value)).split("\n").filter((l) => l.trim()).length;
   check(rows === texts && rows > 1, `checkpoint: ${rows} texts embedded and listed with their nearest text`);
-  const timing = await page.$eval("#embed-ms", (e) => e.textContent);
-  check(/embedded in \d+ ms on CPU/.test(timing), `checkpoint: backend and time shown: "${timing}"`);
+  check(/embedded in \d+ ms on CPU/.test(emb.text) && emb.backend === "CPU", `checkpoint: backend and time shown: "${emb.text}"`);
+  const note = await page.$eval("#backend-note", (e) => e.textContent);
+  check(note.includes("WebGPU unavailable") && note.includes("CPU"), `checkpoint: without WebGPU the CPU fallback ran and says why: "${note.slice(0, 140)}"`);
+  const d = emb.rows.length / texts;
+
+  // Nearest ImageNet classes from a generated class-vector file: classes 0..texts-1 are
+  // the texts' own embeddings minus text_mean, the rest pseudo-random.
+  const r = rng(7), nClasses = 12;
+  const mean = Array.from({ length: d }, () => 0.2 * (r() * 2 - 1));
+  const f32 = (x) => Math.fround(x);
+  const classVecs = [];
+  for (let j = 0; j < nClasses; j++)
+    for (let c = 0; c < d; c++) classVecs.push(f32(j < texts ? emb.rows[j * d + c] - f32(mean[c]) : r() * 2 - 1));
+  const names = Array.from({ length: nClasses }, (_, j) => (j < texts ? `class of text ${j}` : `other class ${j}`));
+  const good = join(dir, "synthetic.imagenet.safetensors");
+  writeFileSync(good, safetensors({ class_vectors: [[nClasses, d], classVecs], text_mean: [[d], mean] }, { classes: JSON.stringify(names), fit: JSON.stringify({ note: "generated by tests/web/e2e.mjs" }) }));
+  const noNames = join(dir, "nonames.imagenet.safetensors");
+  writeFileSync(noNames, safetensors({ class_vectors: [[2, d], Array(2 * d).fill(1)], text_mean: [[d], Array(d).fill(0)] }, { fit: "{}" }));
+  await (await page.$("#file-classes")).uploadFile(noNames);
+  await page.waitForSelector("#error-classes", { visible: true, timeout: 20000 });
+  const cmsg = await page.$eval("#error-classes", (e) => e.textContent);
+  check(cmsg.includes("nonames.imagenet.safetensors") && cmsg.includes("classes"), `classes: file without class names is a specific error: "${cmsg.trim().slice(0, 140)}"`);
+  const wide = join(dir, "wide.imagenet.safetensors");
+  writeFileSync(wide, safetensors({ class_vectors: [[2, d + 1], Array(2 * (d + 1)).fill(1)], text_mean: [[d + 1], Array(d + 1).fill(0)] }, { classes: '["a","b"]' }));
+  await (await page.$("#file-classes")).uploadFile(wide);
+  await page.waitForSelector("#error-classes-dim", { visible: true, timeout: 20000 });
+  const wmsg = await page.$eval("#error-classes-dim", (e) => e.textContent);
+  check(wmsg.includes("wide.imagenet.safetensors") && wmsg.includes(`${d + 1}`), `classes: class vectors of another width are a specific error: "${wmsg.trim().slice(0, 140)}"`);
+  await (await page.$("#file-classes")).uploadFile(good);
+  await page.waitForSelector("#classes-table", { timeout: 20000 });
+  const shown = await page.$$eval("#classes-table tr", (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll(".cls")].map((s) => [Number(s.dataset.index), Number(s.dataset.score)])));
+  const cos = (i, j) => {
+    const x = Array.from({ length: d }, (_, c) => emb.rows[i * d + c] - f32(mean[c]));
+    const y = classVecs.slice(j * d, (j + 1) * d);
+    const dot = x.reduce((s, v, c) => s + v * y[c], 0);
+    return dot / Math.hypot(...x) / Math.hypot(...y);
+  };
+  let firstOk = true, maxErr = 0;
+  shown.forEach((top, i) => {
+    firstOk &&= top[0][0] === i && Math.abs(top[0][1] - 1) < 1e-6;
+    for (const [j, s] of top) maxErr = Math.max(maxErr, Math.abs(s - cos(i, j)));
+    const want = Array.from({ length: nClasses }, (_, j) => [j, cos(i, j)]).sort((a, b) => b[1] - a[1]).slice(0, top.length).map(([j]) => j);
+    firstOk &&= JSON.stringify(want) === JSON.stringify(top.map(([j]) => j));
+  });
+  check(shown.length === texts && firstOk, `classes: each text's nearest class is its own (cosine 1) and the ranking matches the cosines computed here`);
+  check(maxErr < 1e-9, `classes: max |score(page) - cosine(here)| = ${maxErr.toExponential(2)} < 1e-9`);
   await page.screenshot({ path: join(SHOTS, "checkpoint-lab.png"), fullPage: true });
+}
+
+// WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.
+async function webgpu(url, dir) {
+  const browser = await puppeteer.launch({
+    executablePath: "/usr/bin/chromium",
+    userDataDir: join(dir, "profile-webgpu"),
+    args: ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    defaultViewport: { width: 1400, height: 1000 },
+  });
+  const errors = [];
+  try {
+    const page = await browser.newPage();
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${url}?lab=checkpoint`, { waitUntil: "load" });
+    const hasAdapter = await page.evaluate(async () => !!(navigator.gpu && (await navigator.gpu.requestAdapter())));
+    if (!hasAdapter) {
+      check(false, "webgpu: chromium with --enable-unsafe-webgpu offers no adapter");
+      return;
+    }
+    await page.waitForSelector("#load-demo-model");
+    await page.click("#load-demo-model");
+    await page.waitForSelector("#bundle-info", { timeout: 60000 });
+    const gpu = await embedWith(page, "webgpu");
+    const note = await page.$eval("#backend-note", (e) => e.textContent);
+    check(gpu.backend === "WebGPU", `webgpu: embedded on ${gpu.backend} in ${gpu.ms.toFixed(0)} ms (${note.slice(0, 120)})`);
+    const cpu = await embedWith(page, "cpu");
+    const err = Math.max(...gpu.rows.map((v, i) => Math.abs(v - cpu.rows[i])));
+    check(cpu.backend === "CPU" && gpu.rows.length === cpu.rows.length && err < 1e-4, `webgpu: max |embedding(WebGPU) - embedding(CPU)| = ${err.toExponential(2)} < 1e-4 over ${gpu.rows.length} values`);
+    const auto = await embedWith(page, "auto");
+    check(auto.backend === "WebGPU", `webgpu: "auto" picks WebGPU when an adapter exists (${auto.backend})`);
+  } finally {
+    await browser.close();
+    check(errors.length === 0, `webgpu: no errors in the page${errors.length ? ": " + errors.join(" | ") : ""}`);
+  }
 }
 
 async function main() {
@@ -201,9 +394,12 @@ async function main() {
     const page = await browser.newPage();
     page.on("pageerror", (e) => pageErrors.push(String(e)));
     page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
-    await spectral(page, url);
+    const cdp = await browser.target().createCDPSession();
+    await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: dir });
+    await spectral(page, url, dir);
     await alignment(page, url, dir);
     await checkpoint(page, url, dir);
+    await webgpu(url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
     failures++;

@@ -6,6 +6,7 @@ use crate::draw::{self, Scatter};
 use crate::drop_zone::{DropZone, parse};
 use crate::export::ExportButtons;
 use crate::pca::pca_2d;
+use crate::svg;
 use leptos::prelude::*;
 use prh_core::features::Features;
 use prh_core::knn::Knn;
@@ -269,6 +270,8 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
         let pp = an.per_point.clone();
         Callback::new(move |_| serde_json::json!({ "mutual_knn_per_point": pp }))
     };
+    let (shares, hist_marks) = histogram(&an.per_point, r.k);
+    let hist_svg = Callback::new(move |_| svg::bars(420.0, 120.0, &shares, &hist_marks).finish());
     view! {
         <div class="grid">
             <div class="card">
@@ -289,10 +292,27 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
                 <h2>"Per-point mutual k-NN"</h2>
                 <p class="explain">"Each sample's own score |N_A(i) ∩ N_B(i)| / k; the table's mutual_knn is their mean. Points in the scatters are coloured by it (dark = neighbours agree)."</p>
                 <PerPointHistogram canvas=hist_canvas values=an.per_point.clone() k=r.k />
-                <ExportButtons canvas=hist_canvas numbers=per_point_json name="mutual_knn_per_point" />
+                <ExportButtons canvas=hist_canvas vector=hist_svg numbers=per_point_json name="mutual_knn_per_point" />
             </div>
         </div>
     }
+}
+
+/// Share of samples with 0, 1, ..., k shared neighbours (scores are multiples of 1/k),
+/// and the bar marks that fit them.
+fn histogram(values: &[f64], k: usize) -> (Vec<f64>, draw::BarMarks) {
+    let mut counts = vec![0.0; k + 1];
+    for v in values {
+        counts[((v * k as f64).round() as usize).min(k)] += 1.0;
+    }
+    let total = values.len().max(1) as f64;
+    let shares: Vec<f64> = counts.iter().map(|c| c / total).collect();
+    let top = shares.iter().fold(0.0_f64, |m, &x| m.max(x));
+    let marks = draw::BarMarks {
+        y_range: (0.0, top.max(1e-9)),
+        ..draw::BarMarks::plain()
+    };
+    (shares, marks)
 }
 
 /// A histogram of per-point scores (values are multiples of 1/k).
@@ -302,26 +322,51 @@ fn PerPointHistogram(
     values: Vec<f64>,
     k: usize,
 ) -> impl IntoView {
-    let mut counts = vec![0.0; k + 1];
-    for v in &values {
-        counts[((v * k as f64).round() as usize).min(k)] += 1.0;
-    }
-    let total = values.len().max(1) as f64;
-    let shares: Vec<f64> = counts.iter().map(|c| c / total).collect();
+    let (shares, marks) = histogram(&values, k);
     Effect::new(move |_| {
         if let Some(c) = canvas.get() {
-            let top = shares.iter().fold(0.0_f64, |m, &x| m.max(x));
-            let marks = draw::BarMarks {
-                y_range: (0.0, top.max(1e-9)),
-                ..draw::BarMarks::plain()
-            };
             draw::bars(&c, &shares, &marks);
         }
     });
     view! { <canvas node_ref=canvas width="420" height="120"></canvas><div class="status">"share of samples with 0, 1, …, k shared neighbours"</div> }
 }
 
-/// Two PCA scatters; hovering a point rings it and its k neighbours in both spaces.
+/// A brushed selection: the samples inside the rectangle dragged on either scatter.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Selection {
+    /// Selected samples, ascending.
+    points: Vec<usize>,
+}
+
+impl Selection {
+    /// Mean per-point mutual k-NN of the selected samples (None when empty):
+    /// (1/|S|) sum_{i in S} |N_A(i) ∩ N_B(i)| / k.
+    fn mean_score(&self, per_point: &[f64]) -> Option<f64> {
+        let v: Vec<f64> = self
+            .points
+            .iter()
+            .filter_map(|&i| per_point.get(i).copied())
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// The selection and every selected sample's k neighbours in one space, without
+    /// repeats: what gets ringed on that space's scatter.
+    fn with_neighbours(&self, knn: &Knn) -> Vec<usize> {
+        let mut seen = vec![false; knn.n];
+        for &i in self.points.iter().filter(|&&i| i < knn.n) {
+            seen[i] = true;
+            for &j in knn.row(i) {
+                seen[j] = true;
+            }
+        }
+        (0..knn.n).filter(|&i| seen[i]).collect()
+    }
+}
+
+/// Two PCA scatters; hovering a point rings it and its k neighbours in both spaces, and
+/// dragging a rectangle on either one selects the points inside (red) and rings their
+/// neighbours in both spaces, with the selection's mean mutual k-NN.
 #[component]
 fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView {
     let (ca, cb) = (
@@ -334,38 +379,102 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
             .map(|&s| draw::css(draw::sequential(0.15 + 0.85 * s)))
             .collect(),
     );
-    let an2 = an.clone();
-    Effect::new(move |_| {
-        let h = hovered.get();
-        for (canvas, pts, knn) in [(ca, &an2.pca_a, &an2.knn_a), (cb, &an2.pca_b, &an2.knn_b)] {
+    let selection = RwSignal::new(Selection::default());
+    // The rectangle being dragged: (canvas 0 = A / 1 = B, start, current), canvas pixels.
+    let brush = RwSignal::new(None::<(usize, (f64, f64), (f64, f64))>);
+    // What each space rings: the hovered sample and its neighbours, or else the
+    // selection's neighbours.
+    let rings = {
+        let an = an.clone();
+        move |h: Option<usize>, sel: &Selection, side: usize| -> (Vec<usize>, Vec<usize>) {
+            let knn = if side == 0 { &an.knn_a } else { &an.knn_b };
             let mut ring: Vec<usize> = Vec::new();
             if let Some(i) = h.filter(|&i| i < knn.n) {
                 ring.push(i);
                 ring.extend_from_slice(knn.row(i));
+            } else {
+                ring = sel.with_neighbours(knn);
             }
+            (ring, sel.points.clone())
+        }
+    };
+    let (an2, colours2, rings2) = (an.clone(), colours.clone(), rings.clone());
+    Effect::new(move |_| {
+        let (h, b) = (hovered.get(), brush.get());
+        let sel = selection.get();
+        for (side, canvas, pts) in [(0, ca, &an2.pca_a), (1, cb, &an2.pca_b)] {
+            let (ring, chosen) = rings2(h, &sel, side);
             if let Some(c) = canvas.get() {
                 draw::scatter(
                     &c,
                     &Scatter {
                         points: pts,
-                        colours: &colours,
+                        colours: &colours2,
                         highlight: &ring,
+                        selected: &chosen,
                         extent: None,
                     },
                 );
+                if let Some((s, p0, p1)) = b
+                    && s == side
+                {
+                    draw::brush_rect(&c, p0, p1);
+                }
             }
         }
     });
-    let hover_on = move |canvas: NodeRef<leptos::html::Canvas>, pts: Vec<(f64, f64)>| {
+    let pos = |canvas: NodeRef<leptos::html::Canvas>, ev: &web_sys::MouseEvent| {
+        canvas
+            .get()
+            .map(|c| draw::canvas_px(&c, (ev.offset_x() as f64, ev.offset_y() as f64)))
+    };
+    let on_down = move |side: usize, canvas: NodeRef<leptos::html::Canvas>| {
         move |ev: web_sys::MouseEvent| {
-            if let Some(c) = canvas.get() {
-                hovered.set(draw::nearest_point(
-                    &c,
-                    &pts,
-                    None,
-                    (ev.offset_x() as f64, ev.offset_y() as f64),
-                ));
+            ev.prevent_default();
+            if let Some(p) = pos(canvas, &ev) {
+                brush.set(Some((side, p, p)));
             }
+        }
+    };
+    let on_move =
+        move |side: usize, canvas: NodeRef<leptos::html::Canvas>, pts: Vec<(f64, f64)>| {
+            move |ev: web_sys::MouseEvent| {
+                let Some(c) = canvas.get() else { return };
+                match brush.get_untracked() {
+                    Some((s, p0, _)) if s == side => {
+                        if let Some(p) = pos(canvas, &ev) {
+                            brush.set(Some((s, p0, p)));
+                        }
+                    }
+                    _ => hovered.set(draw::nearest_point(
+                        &c,
+                        &pts,
+                        None,
+                        (ev.offset_x() as f64, ev.offset_y() as f64),
+                    )),
+                }
+            }
+        };
+    // Releasing the button (or leaving the canvas) ends the drag; a click without a drag
+    // (under 3 pixels) clears the selection.
+    let on_up = move |side: usize, canvas: NodeRef<leptos::html::Canvas>, pts: Vec<(f64, f64)>| {
+        move |ev: web_sys::MouseEvent| {
+            let Some((s, p0, p1)) = brush.get_untracked() else {
+                return;
+            };
+            if s != side {
+                return;
+            }
+            let p1 = pos(canvas, &ev).unwrap_or(p1);
+            brush.set(None);
+            let Some(c) = canvas.get() else { return };
+            let points = if (p0.0 - p1.0).abs().max((p0.1 - p1.1).abs()) < 3.0 {
+                Vec::new()
+            } else {
+                draw::points_in_rect(&c, &pts, None, p0, p1)
+            };
+            hovered.set(None);
+            selection.set(Selection { points });
         }
     };
     let info = {
@@ -376,24 +485,76 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
                 an.per_point[i] * an.knn_a.k as f64,
                 an.knn_a.k
             ),
-            _ => "hover a point".into(),
+            _ => "hover a point, or drag a rectangle to select".into(),
+        }
+    };
+    let brush_info = {
+        let an = an.clone();
+        move || {
+            let sel = selection.get();
+            let mean = sel.mean_score(&an.per_point);
+            let rings = (
+                sel.with_neighbours(&an.knn_a).len(),
+                sel.with_neighbours(&an.knn_b).len(),
+            );
+            let text = match mean {
+                Some(m) => format!(
+                    "{} selected · mean mutual {}-NN of the selection {m:.6} · with neighbours: {} in A, {} in B",
+                    sel.points.len(),
+                    an.knn_a.k,
+                    rings.0,
+                    rings.1
+                ),
+                None => "no selection".into(),
+            };
+            let data = serde_json::to_string(&sel.points).unwrap_or_default();
+            view! {
+                <div class="status" id="brush-info" data-selected=data data-mean=mean.map(|m| m.to_string()).unwrap_or_default()
+                    data-ringed-a=rings.0.to_string() data-ringed-b=rings.1.to_string()>{text}</div>
+            }
         }
     };
     let json = {
         let an = an.clone();
         Callback::new(
-            move |_| serde_json::json!({ "pca_a": an.pca_a, "pca_b": an.pca_b, "mutual_knn_per_point": an.per_point }),
+            move |_| serde_json::json!({ "pca_a": an.pca_a, "pca_b": an.pca_b, "mutual_knn_per_point": an.per_point, "selected": selection.get_untracked().points }),
         )
+    };
+    let vector = {
+        let an = an.clone();
+        Callback::new(move |_| {
+            let sel = selection.get_untracked();
+            let fig = |side: usize, pts: &[(f64, f64)]| {
+                let (ring, chosen) = rings(None, &sel, side);
+                svg::scatter(
+                    260.0,
+                    260.0,
+                    &Scatter {
+                        points: pts,
+                        colours: &colours,
+                        highlight: &ring,
+                        selected: &chosen,
+                        extent: None,
+                    },
+                )
+            };
+            svg::pair((&fig(0, &an.pca_a), "A"), (&fig(1, &an.pca_b), "B")).finish()
+        })
     };
     view! {
         <div class="card">
-            <h2>"PCA of A and of B"<ExportButtons canvas=ca numbers=json name="pca_a" /></h2>
+            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" /></h2>
             <div class="pair">
-                <figure><canvas node_ref=ca id="scatter-a" width="260" height="260" on:mousemove=hover_on(ca, an.pca_a.clone())></canvas><figcaption>"A"</figcaption></figure>
-                <figure><canvas node_ref=cb id="scatter-b" width="260" height="260" on:mousemove=hover_on(cb, an.pca_b.clone())></canvas><figcaption>"B"</figcaption></figure>
+                <figure><canvas node_ref=ca id="scatter-a" width="260" height="260" style="cursor:crosshair"
+                    on:mousedown=on_down(0, ca) on:mousemove=on_move(0, ca, an.pca_a.clone())
+                    on:mouseup=on_up(0, ca, an.pca_a.clone()) on:mouseleave=on_up(0, ca, an.pca_a.clone())></canvas><figcaption>"A"</figcaption></figure>
+                <figure><canvas node_ref=cb id="scatter-b" width="260" height="260" style="cursor:crosshair"
+                    on:mousedown=on_down(1, cb) on:mousemove=on_move(1, cb, an.pca_b.clone())
+                    on:mouseup=on_up(1, cb, an.pca_b.clone()) on:mouseleave=on_up(1, cb, an.pca_b.clone())></canvas><figcaption>"B"</figcaption></figure>
             </div>
             <div class="status" id="hover-info">{info}</div>
-            <p class="explain">"Each space projected on its own two main axes. Hover a sample: it and its k nearest neighbours are ringed in both spaces. Aligned representations keep the same neighbours even when the pictures look rotated."</p>
+            {brush_info}
+            <p class="explain">"Each space projected on its own two main axes. Hover a sample: it and its k nearest neighbours are ringed in both spaces. Drag a rectangle on either plot: the samples inside turn red in both, their neighbours in each space are ringed, and the selection's mean mutual k-NN is shown (the table's mutual_knn is the mean over all samples). Aligned representations keep the same neighbours even when the pictures look rotated."</p>
         </div>
     }
 }
@@ -448,6 +609,10 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
             draw::heatmap(&c, rows, cols, &data2, true, None);
         }
     });
+    let data3 = data.clone();
+    let vector = Callback::new(move |_| {
+        svg::heatmap(260.0, 260.0, (rows, cols), &data3, true, None).finish()
+    });
     let line = |name: &str, s: &prh_core::retrieval::RetrievalScores| {
         view! { <tr><td>{name.to_string()}</td><td>{fmt(s.r1)}</td><td>{fmt(s.r5)}</td><td>{fmt(s.r10)}</td><td>{format!("{:.1}", s.mean_rank)}</td></tr> }
     };
@@ -455,8 +620,8 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
     let json = Callback::new(move |_| json_al.clone());
     view! {
         <div class="card">
-            <h2>"Procrustes rotation "<span class="status">{format!("({ms:.0} ms)")}</span><ExportButtons canvas=canvas numbers=json name="rotation" /></h2>
-            <canvas node_ref=canvas width="260" height="260"></canvas>
+            <h2>"Procrustes rotation "<span class="status">{format!("({ms:.0} ms)")}</span><ExportButtons canvas=canvas vector=vector numbers=json name="rotation" /></h2>
+            <canvas node_ref=canvas id="rotation-canvas" width="260" height="260"></canvas>
             <table class="metrics" id="retrieval-table">
                 <tr><th>"direction"</th><th>"R@1"</th><th>"R@5"</th><th>"R@10"</th><th>"mean rank"</th></tr>
                 {line("A → B", &al.a_to_b)}

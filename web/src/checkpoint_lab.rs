@@ -1,16 +1,17 @@
 //! Checkpoint lab: a trained text encoder (the `prh-native export` bundle) running in the
-//! browser. Type texts, embed them with burn compiled to wasm32, and see which texts the
-//! encoder places together (paper §5: the representation compared across modalities).
+//! browser. Type texts, embed them with burn — on WebGPU when the browser has an adapter,
+//! else on the CPU backend compiled to WebAssembly — and see which texts the encoder places
+//! together and, through the rotation fitted by the vision experiment, which ImageNet
+//! classes (paper §5: the representation compared across modalities).
 //!
-//! Backend: burn's CPU backend (ndarray) compiled to WebAssembly. The WebGPU backend is
-//! not built into this page yet (it doubles the build), so every embedding runs on CPU.
+//! Results are drawn by [`crate::checkpoint_results`].
 
-use crate::draw;
-use crate::export::ExportButtons;
+use crate::backends::{self, Gpu, Which};
+use crate::checkpoint_results::{Classes, Neighbours};
+use crate::class_vectors::ClassVectors;
 use leptos::prelude::*;
 use prh_core::backend::Cpu;
 use prh_core::bundle::{Bundle, read_bundle};
-use prh_core::text_task::embed_texts;
 use std::sync::Arc;
 
 /// Texts shown before the user types their own: Multi30k-style captions, two per scene.
@@ -24,49 +25,82 @@ a singer performs for a crowd";
 /// Where the page's demo bundle lives (trained by `configs/tiny.toml`, see the README).
 const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
 
-/// Embeddings of the typed texts and what they took.
-struct Embedded {
-    /// The texts, one per row.
-    texts: Vec<String>,
-    /// Row-major `[n, d]` embeddings (pooled last hidden state).
-    rows: Vec<f32>,
-    /// Width d.
-    d: usize,
-    /// Milliseconds embedding took.
-    ms: f64,
+/// Texts per forward pass.
+const BATCH: usize = 16;
+
+/// A loaded bundle: the CPU model, and the bytes to build the WebGPU one from on demand.
+pub struct Loaded {
+    /// File name.
+    pub name: String,
+    /// The encoder on the CPU backend.
+    pub cpu: Bundle<Cpu>,
+    /// The file's bytes.
+    bytes: Vec<u8>,
 }
 
-impl Embedded {
-    /// Cosine similarity of rows i and j.
-    fn cosine(&self, i: usize, j: usize) -> f64 {
-        let (a, b) = (
-            &self.rows[i * self.d..(i + 1) * self.d],
-            &self.rows[j * self.d..(j + 1) * self.d],
-        );
-        let dot: f64 = a
-            .iter()
-            .zip(b)
-            .map(|(x, y)| f64::from(*x) * f64::from(*y))
-            .sum();
-        let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-        let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-        if na > 0.0 && nb > 0.0 {
-            dot / (na * nb)
-        } else {
-            0.0
-        }
-    }
+/// Embeddings of the typed texts and what they took.
+pub struct Embedded {
+    /// The texts, one per row.
+    pub texts: Vec<String>,
+    /// Row-major `[n, d]` embeddings (pooled last hidden state).
+    pub rows: Vec<f32>,
+    /// Width d.
+    pub d: usize,
+    /// Milliseconds the embedding itself took (device set-up and model upload excluded).
+    pub ms: f64,
+    /// The backend that ran.
+    pub which: Which,
+    /// The WebGPU adapter, or why the CPU ran instead.
+    pub note: String,
 }
 
 /// Parses bundle bytes on the CPU backend.
-fn load(name: &str, bytes: &[u8]) -> Result<Arc<Bundle<Cpu>>, String> {
-    read_bundle::<Cpu>(name, bytes, &Default::default())
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
+fn load(name: &str, bytes: Vec<u8>) -> Result<Arc<Loaded>, String> {
+    let cpu = read_bundle::<Cpu>(name, &bytes, &Default::default()).map_err(|e| e.to_string())?;
+    Ok(Arc::new(Loaded {
+        name: name.to_string(),
+        cpu,
+        bytes,
+    }))
 }
 
-/// Embeds non-empty lines of `text`.
-fn embed(bundle: &Bundle<Cpu>, text: &str) -> Result<Embedded, String> {
+/// Fetches a file shipped with the page.
+pub async fn fetch_asset(path: &str) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let resp = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
+        .await
+        .map_err(|e| format!("{path}: fetch failed: {e:?}"))?;
+    let resp: web_sys::Response =
+        wasm_bindgen::JsCast::dyn_into(resp).map_err(|_| format!("{path}: not a response"))?;
+    if !resp.ok() {
+        return Err(format!("{path}: HTTP {}", resp.status()));
+    }
+    let buf =
+        wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(|e| format!("{e:?}"))?)
+            .await
+            .map_err(|e| format!("{e:?}"))?;
+    Ok(js_sys::Uint8Array::new(&buf).to_vec())
+}
+
+/// The first file of a file input's change event, read into (name, bytes).
+async fn picked_file(ev: web_sys::Event) -> Option<Result<(String, Vec<u8>), String>> {
+    let file = ev
+        .target()
+        .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok())
+        .and_then(|i| i.files())
+        .and_then(|f| f.get(0))?;
+    let name = file.name();
+    Some(
+        match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
+            Ok(buf) => Ok((name, js_sys::Uint8Array::new(&buf).to_vec())),
+            Err(e) => Err(format!("{name}: could not read the file: {e:?}")),
+        },
+    )
+}
+
+/// Embeds the non-empty lines of `text` on the backend `want` asks for ("webgpu", "cpu" or
+/// "auto" = WebGPU when an adapter exists, else CPU).
+async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedded, String> {
     let texts: Vec<String> = text
         .lines()
         .map(str::trim)
@@ -76,81 +110,134 @@ fn embed(bundle: &Bundle<Cpu>, text: &str) -> Result<Embedded, String> {
     if texts.is_empty() {
         return Err("type at least one text (one per line)".into());
     }
-    let t0 = crate::now_ms();
-    let rows = embed_texts(
-        &bundle.model,
-        &bundle.spec,
-        &bundle.tokenizer,
-        &texts,
-        16,
-        &Default::default(),
-    )
-    .map_err(|e| e.to_string())?;
+    let b = &loaded.cpu;
+    let gpu = match want.as_str() {
+        "cpu" => Err("CPU chosen".to_string()),
+        _ => backends::webgpu_device().await,
+    };
+    let (rows, ms, which, note) = match (want.as_str(), gpu) {
+        ("cpu", _) => {
+            let t0 = crate::now_ms();
+            let rows = backends::embed(
+                &b.model,
+                &b.spec,
+                &b.tokenizer,
+                &texts,
+                BATCH,
+                &Default::default(),
+            )
+            .await?;
+            (
+                rows,
+                crate::now_ms() - t0,
+                Which::Cpu,
+                "CPU chosen".to_string(),
+            )
+        }
+        (_, Ok((device, adapter))) => {
+            let t0 = crate::now_ms();
+            let gpu = read_bundle::<Gpu>(&loaded.name, &loaded.bytes, &device)
+                .map_err(|e| e.to_string())?;
+            let upload = crate::now_ms() - t0;
+            let t1 = crate::now_ms();
+            let rows = backends::embed(
+                &gpu.model,
+                &gpu.spec,
+                &gpu.tokenizer,
+                &texts,
+                BATCH,
+                &device,
+            )
+            .await?;
+            let note = format!("adapter: {adapter}; model upload {upload:.0} ms");
+            (rows, crate::now_ms() - t1, Which::WebGpu, note)
+        }
+        ("webgpu", Err(e)) => return Err(format!("WebGPU was asked for but is unavailable: {e}")),
+        (_, Err(e)) => {
+            let t0 = crate::now_ms();
+            let rows = backends::embed(
+                &b.model,
+                &b.spec,
+                &b.tokenizer,
+                &texts,
+                BATCH,
+                &Default::default(),
+            )
+            .await?;
+            let note = format!("WebGPU unavailable ({e}), fell back to the CPU");
+            (rows, crate::now_ms() - t0, Which::Cpu, note)
+        }
+    };
     let d = rows.len() / texts.len();
     Ok(Embedded {
         texts,
         rows,
         d,
-        ms: crate::now_ms() - t0,
+        ms,
+        which,
+        note,
     })
 }
 
-/// Fetches and parses the demo bundle shipped with the page.
-async fn fetch_demo() -> Result<Arc<Bundle<Cpu>>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let resp = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(DEMO_BUNDLE))
-        .await
-        .map_err(|e| format!("{DEMO_BUNDLE}: fetch failed: {e:?}"))?;
-    let resp: web_sys::Response = wasm_bindgen::JsCast::dyn_into(resp)
-        .map_err(|_| format!("{DEMO_BUNDLE}: not a response"))?;
-    if !resp.ok() {
-        return Err(format!("{DEMO_BUNDLE}: HTTP {}", resp.status()));
-    }
-    let buf =
-        wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(|e| format!("{e:?}"))?)
-            .await
-            .map_err(|e| format!("{e:?}"))?;
-    load(DEMO_BUNDLE, &js_sys::Uint8Array::new(&buf).to_vec())
-}
+/// A loaded file slot: nothing yet, the parsed value, or the error to show.
+type Slot<T> = RwSignal<Option<Result<Arc<T>, String>>>;
 
 /// The checkpoint lab.
 #[component]
 pub fn CheckpointLab() -> impl IntoView {
-    let bundle = RwSignal::new(None::<Result<Arc<Bundle<Cpu>>, String>>);
+    let bundle: Slot<Loaded> = RwSignal::new(None);
+    let classes: Slot<ClassVectors> = RwSignal::new(None);
     let text = RwSignal::new(EXAMPLE_TEXTS.to_string());
-    let result = RwSignal::new(None::<Result<Arc<Embedded>, String>>);
-    Effect::new(move |_| crate::url_state::set(&[("lab", "checkpoint".into())]));
+    let result: Slot<Embedded> = RwSignal::new(None);
+    let backend = RwSignal::new(crate::url_state::get("backend", "auto".to_string()));
+    let busy = RwSignal::new(false);
+    Effect::new(move |_| {
+        crate::url_state::set(&[("lab", "checkpoint".into()), ("backend", backend.get())])
+    });
     let load_demo = move |_| {
-        leptos::task::spawn_local(async move { bundle.set(Some(fetch_demo().await)) });
+        leptos::task::spawn_local(async move {
+            bundle.set(Some(
+                fetch_asset(DEMO_BUNDLE)
+                    .await
+                    .and_then(|b| load(DEMO_BUNDLE, b)),
+            ))
+        });
     };
     let on_pick = move |ev: web_sys::Event| {
-        let files = ev
-            .target()
-            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok())
-            .and_then(|i| i.files());
-        let Some(file) = files.and_then(|f| f.get(0)) else {
-            return;
-        };
         leptos::task::spawn_local(async move {
-            let name = file.name();
-            let r = match wasm_bindgen_futures::JsFuture::from(file.array_buffer()).await {
-                Ok(buf) => load(&name, &js_sys::Uint8Array::new(&buf).to_vec()),
-                Err(e) => Err(format!("{name}: could not read the file: {e:?}")),
-            };
-            bundle.set(Some(r));
+            if let Some(r) = picked_file(ev).await {
+                bundle.set(Some(r.and_then(|(name, b)| load(&name, b))));
+            }
+        });
+    };
+    let on_classes = move |ev: web_sys::Event| {
+        leptos::task::spawn_local(async move {
+            if let Some(r) = picked_file(ev).await {
+                classes.set(Some(r.and_then(|(name, b)| {
+                    ClassVectors::from_bytes(&name, &b)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string())
+                })));
+            }
         });
     };
     let run = move |_| {
-        if let Some(Ok(b)) = bundle.get_untracked() {
-            result.set(Some(embed(&b, &text.get_untracked()).map(Arc::new)));
-        }
+        let Some(Ok(b)) = bundle.get_untracked() else {
+            return;
+        };
+        busy.set(true);
+        let (t, want) = (text.get_untracked(), backend.get_untracked());
+        leptos::task::spawn_local(async move {
+            result.set(Some(embed(b, t, want).await.map(Arc::new)));
+            busy.set(false);
+        });
     };
     let info = move || {
         match bundle.get() {
         Some(Ok(b)) => view! {
             <p class="status" id="bundle-info">{format!(
-                "loaded: {} layers × width {}, vocabulary {}, max {} tokens · backend: CPU (burn ndarray in WebAssembly; WebGPU is not built into this page)",
-                b.spec.layers, b.spec.d_model, b.tokenizer.vocab_size(), b.spec.max_len
+                "loaded {}: {} layers × width {}, vocabulary {}, max {} tokens",
+                b.name, b.cpu.spec.layers, b.cpu.spec.d_model, b.cpu.tokenizer.vocab_size(), b.cpu.spec.max_len
             )}</p>
         }
         .into_any(),
@@ -158,13 +245,34 @@ pub fn CheckpointLab() -> impl IntoView {
         None => view! { <p class="status">"Load the demo encoder or your own export (prh-native export --run RUN)."</p> }.into_any(),
     }
     };
+    let classes_info = move || {
+        match classes.get() {
+        Some(Ok(c)) => view! {
+            <p class="status" id="classes-info">{format!("class vectors {}: {} classes × {} dims", c.source, c.names.len(), c.d)}</p>
+        }
+        .into_any(),
+        Some(Err(e)) => view! { <pre class="error" id="error-classes">{e}</pre> }.into_any(),
+        None => ().into_any(),
+    }
+    };
     view! {
         <div class="controls">
             <button id="load-demo-model" on:click=load_demo>"Load demo encoder"</button>
             <label>"or a bundle (.safetensors) "<input type="file" id="file-bundle" accept=".safetensors" on:change=on_pick /></label>
-            <button id="embed" on:click=run disabled=move || !matches!(bundle.get(), Some(Ok(_)))>"Embed the texts"</button>
+            <label>"ImageNet class vectors (.imagenet.safetensors) "<input type="file" id="file-classes" accept=".safetensors" on:change=on_classes /></label>
+            <label>"backend "
+                <select id="backend" on:change=move |ev| backend.set(event_target_value(&ev))>
+                    {[("auto", "WebGPU if available, else CPU"), ("webgpu", "WebGPU"), ("cpu", "CPU (WebAssembly)")].into_iter().map(|(v, t)| view! {
+                        <option value=v selected=move || backend.get() == v>{t}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <button id="embed" on:click=run disabled=move || busy.get() || !matches!(bundle.get(), Some(Ok(_)))>
+                {move || if busy.get() { "embedding…" } else { "Embed the texts" }}
+            </button>
         </div>
         {info}
+        {classes_info}
         <div class="grid">
             <div class="card">
                 <h2>"Texts (one per line)"</h2>
@@ -175,58 +283,11 @@ pub fn CheckpointLab() -> impl IntoView {
             {move || match result.get() {
                 None => None,
                 Some(Err(e)) => Some(view! { <pre class="error" id="error-embed">{e}</pre> }.into_any()),
-                Some(Ok(r)) => Some(view! { <Neighbours r=r /> }.into_any()),
+                Some(Ok(r)) => Some(view! {
+                    <Neighbours r=r.clone() />
+                    {move || classes.get().and_then(Result::ok).map(|c| view! { <Classes r=r.clone() classes=c /> })}
+                }.into_any()),
             }}
-        </div>
-    }
-}
-
-/// Cosine similarities between the embedded texts and each text's nearest neighbour.
-#[component]
-fn Neighbours(r: Arc<Embedded>) -> impl IntoView {
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let n = r.texts.len();
-    let sims: Vec<f64> = (0..n * n).map(|x| r.cosine(x / n, x % n)).collect();
-    // The diagonal (each text with itself, cosine 1) is blanked so the colour scale shows
-    // the similarities between different texts.
-    let s2: Vec<f64> = sims
-        .iter()
-        .enumerate()
-        .map(|(x, &v)| if x / n == x % n { 0.0 } else { v })
-        .collect();
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get() {
-            draw::heatmap(&c, n, n, &s2, true, None);
-        }
-    });
-    let nearest: Vec<(usize, f64)> = (0..n)
-        .map(|i| {
-            (0..n)
-                .filter(|&j| j != i)
-                .map(|j| (j, sims[i * n + j]))
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-                .unwrap_or((i, 1.0))
-        })
-        .collect();
-    let json = {
-        let r = r.clone();
-        Callback::new(
-            move |_| serde_json::json!({ "texts": r.texts, "d": r.d, "embeddings_row_major": r.rows, "cosine": sims }),
-        )
-    };
-    view! {
-        <div class="card">
-            <h2>"Nearest texts "<span class="status" id="embed-ms">{format!("({} texts embedded in {:.0} ms on CPU)", n, r.ms)}</span>
-                <ExportButtons canvas=canvas numbers=json name="text_embeddings" /></h2>
-            <canvas node_ref=canvas id="cosine-canvas" width="200" height="200"></canvas>
-            <table class="metrics" id="neighbours">
-                <tr><th>"text"</th><th>"nearest other text"</th><th>"cosine"</th></tr>
-                {r.texts.iter().enumerate().map(|(i, t)| {
-                    let (j, s) = nearest[i];
-                    view! { <tr><td style="text-align:left">{t.clone()}</td><td style="text-align:left">{r.texts[j].clone()}</td><td>{format!("{s:.3}")}</td></tr> }
-                }).collect_view()}
-            </table>
-            <p class="explain">"Cosine similarity of the pooled embeddings between different texts (red = similar, diagonal blanked). A well-trained good-view encoder makes captions of the same scene each other's nearest text; the demo encoder is tiny (2 layers × 64, 500 CPU steps on 2,000 images) and gets there only partly — drop in a bigger export to compare."</p>
         </div>
     }
 }

@@ -63,10 +63,7 @@ pub fn heatmap(
         ctx.clear_rect(0.0, 0.0, w as f64, h as f64);
         return;
     }
-    let scale = data
-        .iter()
-        .fold(0.0_f64, |m, &x| m.max(if signed { x.abs() } else { x }));
-    let scale = if scale > 0.0 { scale } else { 1.0 };
+    let scale = heat_scale(data, signed);
     let idx = |k: usize, n: usize| {
         order
             .and_then(|o| o.get(k).copied())
@@ -78,8 +75,7 @@ pub fn heatmap(
         let i = idx(y * rows / h, rows);
         for x in 0..w {
             let j = idx(x * cols / w, cols);
-            let v = data[i * cols + j] / scale;
-            let c = if signed { diverging(v) } else { sequential(v) };
+            let c = heat_colour(data[i * cols + j] / scale, signed);
             let o = (y * w + x) * 4;
             px[o..o + 3].copy_from_slice(&c);
             px[o + 3] = 255;
@@ -88,6 +84,20 @@ pub fn heatmap(
     if let Ok(img) = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&px), w as u32, h as u32) {
         let _ = ctx.put_image_data(&img, 0.0, 0.0);
     }
+}
+
+/// The value a heatmap maps to full colour: max |x| when `signed`, else max x (1 when
+/// that is not positive).
+pub fn heat_scale(data: &[f64], signed: bool) -> f64 {
+    let scale = data
+        .iter()
+        .fold(0.0_f64, |m, &x| m.max(if signed { x.abs() } else { x }));
+    if scale > 0.0 { scale } else { 1.0 }
+}
+
+/// A heatmap cell's colour for a value already divided by [`heat_scale`].
+pub fn heat_colour(v: f64, signed: bool) -> [u8; 3] {
+    if signed { diverging(v) } else { sequential(v) }
 }
 
 /// How the bars of a spectrum are marked.
@@ -117,6 +127,66 @@ impl BarMarks {
 /// Left margin of [`bars`], needed to map clicks back to bars.
 pub const BAR_MARGIN: f64 = 34.0;
 
+/// Where [`bars`] puts things on a `w` x `h` figure (shared with the SVG export).
+pub struct BarGeometry {
+    h: f64,
+    lo: f64,
+    hi: f64,
+    span: f64,
+    /// Width of one bar slot.
+    pub bw: f64,
+}
+
+impl BarGeometry {
+    /// The layout of `n` bars on the y range of `marks`.
+    pub fn new(w: f64, h: f64, n: usize, marks: &BarMarks) -> BarGeometry {
+        let (lo, hi) = marks.y_range;
+        BarGeometry {
+            h,
+            lo,
+            hi,
+            span: if hi > lo { hi - lo } else { 1.0 },
+            bw: (w - BAR_MARGIN) / n.max(1) as f64,
+        }
+    }
+
+    /// The y pixel of value `v` (clamped to the range; 8 px margins).
+    pub fn y_of(&self, v: f64) -> f64 {
+        8.0 + (self.hi - v.clamp(self.lo, self.hi)) / self.span * (self.h - 16.0)
+    }
+
+    /// Tick values with their labels: both ends of the range, and 0 inside it.
+    pub fn ticks(&self) -> Vec<(f64, String)> {
+        let mut t = vec![self.lo, self.hi];
+        if self.lo < 0.0 && self.hi > 0.0 {
+            t.push(0.0);
+        }
+        t.into_iter().map(|v| (v, tick_label(v))).collect()
+    }
+
+    /// Bar j of value v as (x, y, width, height), from 0 (or the nearest end) to v.
+    pub fn bar_rect(&self, j: usize, v: f64) -> (f64, f64, f64, f64) {
+        let (y0, y1) = (self.y_of(0.0_f64.clamp(self.lo, self.hi)), self.y_of(v));
+        (
+            BAR_MARGIN + j as f64 * self.bw + self.bw * 0.1,
+            y0.min(y1),
+            (self.bw * 0.8).max(1.0),
+            (y1 - y0).abs().max(1.0),
+        )
+    }
+}
+
+/// Bar j's colour: grey if trivial, dark inside the top window, light after it.
+pub fn bar_colour(j: usize, marks: &BarMarks) -> &'static str {
+    if Some(j) == marks.trivial {
+        "#bbb"
+    } else if j < marks.top {
+        "#1f4e9c"
+    } else {
+        "#8fb3e0"
+    }
+}
+
 /// Draws values as vertical bars on the y range of `marks`, with the top-d block and the
 /// gap marked.
 pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
@@ -128,41 +198,23 @@ pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
     if n == 0 {
         return;
     }
-    let (lo, hi) = marks.y_range;
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let y_of = |v: f64| 8.0 + (hi - v.clamp(lo, hi)) / span * (h - 16.0);
+    let geom = BarGeometry::new(w, h, n, marks);
     ctx.set_stroke_style_str("#999");
     ctx.set_line_width(1.0);
     ctx.set_font("10px sans-serif");
     ctx.set_fill_style_str("#555");
-    let mut ticks = vec![lo, hi];
-    if lo < 0.0 && hi > 0.0 {
-        ticks.push(0.0);
-    }
-    for v in ticks {
+    for (v, label) in geom.ticks() {
         ctx.begin_path();
-        ctx.move_to(BAR_MARGIN, y_of(v));
-        ctx.line_to(w, y_of(v));
+        ctx.move_to(BAR_MARGIN, geom.y_of(v));
+        ctx.line_to(w, geom.y_of(v));
         ctx.stroke();
-        let _ = ctx.fill_text(&tick_label(v), 4.0, y_of(v) + 3.0);
+        let _ = ctx.fill_text(&label, 4.0, geom.y_of(v) + 3.0);
     }
-    let bw = (w - BAR_MARGIN) / n as f64;
+    let bw = geom.bw;
     for (j, &v) in values.iter().enumerate() {
-        let colour = if Some(j) == marks.trivial {
-            "#bbb"
-        } else if j < marks.top {
-            "#1f4e9c"
-        } else {
-            "#8fb3e0"
-        };
-        ctx.set_fill_style_str(colour);
-        let (y0, y1) = (y_of(0.0_f64.clamp(lo, hi)), y_of(v));
-        ctx.fill_rect(
-            BAR_MARGIN + j as f64 * bw + bw * 0.1,
-            y0.min(y1),
-            (bw * 0.8).max(1.0),
-            (y1 - y0).abs().max(1.0),
-        );
+        ctx.set_fill_style_str(bar_colour(j, marks));
+        let (x, y, bw_, bh) = geom.bar_rect(j, v);
+        ctx.fill_rect(x, y, bw_, bh);
         if Some(j) == marks.selected {
             ctx.set_stroke_style_str("#d62728");
             ctx.set_line_width(2.0);
@@ -204,6 +256,8 @@ pub struct Scatter<'a> {
     pub colours: &'a [String],
     /// Points to draw enlarged with a black ring (hovered point and its neighbours).
     pub highlight: &'a [usize],
+    /// Points to ring in red (a brushed selection).
+    pub selected: &'a [usize],
     /// Half-width of the square view box centred at the origin; `None` = fit the points.
     pub extent: Option<f64>,
 }
@@ -216,11 +270,66 @@ pub fn fit_extent(points: &[(f64, f64)]) -> f64 {
     if m > 0.0 { m * 1.1 } else { 1.0 }
 }
 
-/// Pixel position of a data point on a scatter canvas.
-fn to_px(canvas: &HtmlCanvasElement, extent: f64, (x, y): (f64, f64)) -> (f64, f64) {
-    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+/// Pixel position of a data point on a `w` x `h` scatter whose square view box has
+/// half-width `extent`.
+pub fn to_px_in(w: f64, h: f64, extent: f64, (x, y): (f64, f64)) -> (f64, f64) {
     let s = w.min(h) / 2.0 / extent;
     (w / 2.0 + x * s, h / 2.0 - y * s)
+}
+
+/// Pixel position of a data point on a scatter canvas.
+fn to_px(canvas: &HtmlCanvasElement, extent: f64, p: (f64, f64)) -> (f64, f64) {
+    to_px_in(canvas.width() as f64, canvas.height() as f64, extent, p)
+}
+
+/// Dot radius of a scatter of `n` points (smaller when crowded).
+pub fn point_radius(n: usize) -> f64 {
+    if n > 300 { 2.0 } else { 4.0 }
+}
+
+/// A mouse position (offset in CSS pixels) in the canvas's own pixels.
+pub fn canvas_px(canvas: &HtmlCanvasElement, offset: (f64, f64)) -> (f64, f64) {
+    let cw = canvas.client_width() as f64;
+    let ratio = if cw > 0.0 {
+        canvas.width() as f64 / cw
+    } else {
+        1.0
+    };
+    (offset.0 * ratio, offset.1 * ratio)
+}
+
+/// The points of a scatter inside the rectangle with corners `a` and `b` (canvas pixels).
+pub fn points_in_rect(
+    canvas: &HtmlCanvasElement,
+    points: &[(f64, f64)],
+    extent: Option<f64>,
+    a: (f64, f64),
+    b: (f64, f64),
+) -> Vec<usize> {
+    let extent = extent.unwrap_or_else(|| fit_extent(points));
+    let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
+    let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
+    (0..points.len())
+        .filter(|&i| {
+            let (x, y) = to_px(canvas, extent, points[i]);
+            (x0..=x1).contains(&x) && (y0..=y1).contains(&y)
+        })
+        .collect()
+}
+
+/// Outlines a brush rectangle (canvas pixels) over a drawn figure.
+pub fn brush_rect(canvas: &HtmlCanvasElement, a: (f64, f64), b: (f64, f64)) {
+    let Some(ctx) = context(canvas) else { return };
+    ctx.set_stroke_style_str("#d62728");
+    ctx.set_line_width(1.0);
+    let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.into(), &2.into()));
+    ctx.stroke_rect(
+        a.0.min(b.0),
+        a.1.min(b.1),
+        (a.0 - b.0).abs(),
+        (a.1 - b.1).abs(),
+    );
+    let _ = ctx.set_line_dash(&js_sys::Array::new());
 }
 
 /// Draws a scatter plot centred at the origin with axes.
@@ -238,7 +347,7 @@ pub fn scatter(canvas: &HtmlCanvasElement, s: &Scatter<'_>) {
     ctx.line_to(w, h / 2.0);
     ctx.stroke();
     let extent = s.extent.unwrap_or_else(|| fit_extent(s.points));
-    let radius = if s.points.len() > 300 { 2.0 } else { 4.0 };
+    let radius = point_radius(s.points.len());
     for (i, &p) in s.points.iter().enumerate() {
         let (x, y) = to_px(canvas, extent, p);
         ctx.set_fill_style_str(s.colours.get(i).map_or("#1f4e9c", String::as_str));
@@ -246,14 +355,16 @@ pub fn scatter(canvas: &HtmlCanvasElement, s: &Scatter<'_>) {
         let _ = ctx.arc(x, y, radius, 0.0, std::f64::consts::TAU);
         ctx.fill();
     }
-    ctx.set_stroke_style_str("#000");
     ctx.set_line_width(2.0);
-    for &i in s.highlight {
-        if let Some(&p) = s.points.get(i) {
-            let (x, y) = to_px(canvas, extent, p);
-            ctx.begin_path();
-            let _ = ctx.arc(x, y, radius + 3.0, 0.0, std::f64::consts::TAU);
-            ctx.stroke();
+    for (set, colour) in [(s.highlight, "#000"), (s.selected, "#d62728")] {
+        ctx.set_stroke_style_str(colour);
+        for &i in set {
+            if let Some(&p) = s.points.get(i) {
+                let (x, y) = to_px(canvas, extent, p);
+                ctx.begin_path();
+                let _ = ctx.arc(x, y, radius + 3.0, 0.0, std::f64::consts::TAU);
+                ctx.stroke();
+            }
         }
     }
 }
@@ -271,7 +382,7 @@ pub fn nearest_point(
         return None;
     }
     let ratio = canvas.width() as f64 / cw;
-    let (mx, my) = (offset.0 * ratio, offset.1 * ratio);
+    let (mx, my) = canvas_px(canvas, offset);
     let extent = extent.unwrap_or_else(|| fit_extent(points));
     let mut best = None;
     let mut best_d = 12.0 * ratio;

@@ -3,18 +3,26 @@
 //!
 //! - [`spectral_lab`]: the theorem for teaching — Pi, K, the spectrum, the rotation.
 //! - [`alignment_lab`]: PRH metrics between two embedding files.
-//! - [`checkpoint_lab`]: a trained text encoder (exported bundle) embedding typed texts.
+//! - [`checkpoint_lab`]: a trained text encoder (exported bundle) embedding typed texts on
+//!   WebGPU or the CPU ([`backends`]), with their nearest ImageNet classes
+//!   ([`class_vectors`]).
 //!
-//! The state lives in the URL ([`url_state`]); figures export as PNG and JSON ([`export`]).
+//! The state lives in the URL ([`url_state`]); figures export as PNG, SVG ([`svg`]) and
+//! JSON ([`export`]).
 
 mod alignment_lab;
+mod backends;
 mod checkpoint_lab;
+mod checkpoint_results;
+mod class_vectors;
 mod draw;
 mod drop_zone;
 mod export;
 mod pca;
+mod spectral_compute;
 mod spectral_figures;
 mod spectral_lab;
+mod svg;
 mod url_state;
 
 use leptos::prelude::*;

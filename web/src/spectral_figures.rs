@@ -1,9 +1,10 @@
 //! The spectral lab's figures, each a card with a short explanation for students and
-//! PNG / JSON export. They read one computed [`Lab`] and the shared selection signals.
+//! PNG / SVG / JSON export. They read one computed [`Lab`] and the shared selection signals.
 
 use crate::draw::{self, BarMarks, Scatter};
 use crate::export::ExportButtons;
 use crate::spectral_lab::Lab;
+use crate::svg;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use prh_core::linalg::{self, Matrix};
@@ -45,21 +46,28 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
     let values = lab.spectrum.values.clone();
     let gap = lab.spectrum.gap(s.d, s.skip_trivial).ok().flatten();
     let trivial = s.skip_trivial.then_some(lab.spectrum.trivial_index);
+    let marks = move |sel: Option<usize>, n: usize| BarMarks {
+        top: window_end.min(n),
+        selected: sel,
+        trivial,
+        y_range: (-1.0, 1.0),
+    };
     let vals = values.clone();
     Effect::new(move |_| {
         let sel = selected.get();
         if let Some(c) = canvas.get() {
-            draw::bars(
-                &c,
-                &vals,
-                &BarMarks {
-                    top: window_end.min(vals.len()),
-                    selected: sel,
-                    trivial,
-                    y_range: (-1.0, 1.0),
-                },
-            );
+            draw::bars(&c, &vals, &marks(sel, vals.len()));
         }
+    });
+    let vals = values.clone();
+    let vector = Callback::new(move |_| {
+        svg::bars(
+            440.0,
+            170.0,
+            &vals,
+            &marks(selected.get_untracked(), vals.len()),
+        )
+        .finish()
     });
     let n = values.len();
     let on_click = move |ev: web_sys::MouseEvent| {
@@ -81,7 +89,7 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
     let data_values = serde_json::to_string(&values).unwrap_or_default();
     view! {
         <div class="card">
-            <h2>"Spectrum of K"<ExportButtons canvas=canvas numbers=json name="spectrum" /></h2>
+            <h2>"Spectrum of K"<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" /></h2>
             <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
             <div class="status">{match gap {
                 Some(g) => format!("spectral gap after the top {}: {g:.6}{}", s.d, if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
@@ -122,6 +130,11 @@ pub fn MatrixCard(lab: Arc<Lab>, which: &'static str, fiedler: RwSignal<bool>) -
             draw::heatmap(&c, n, n, &d2, false, ord);
         }
     });
+    let (d3, o3) = (data.clone(), order.clone());
+    let vector = Callback::new(move |_| {
+        let ord = fiedler.get_untracked().then_some(o3.as_slice());
+        svg::heatmap(260.0, 260.0, (n, n), &d3, false, ord).finish()
+    });
     let json = {
         let (data, names) = (data.clone(), lab.names.clone());
         Callback::new(
@@ -151,7 +164,7 @@ pub fn MatrixCard(lab: Arc<Lab>, which: &'static str, fiedler: RwSignal<bool>) -
     };
     view! {
         <div class="card">
-            <h2>{if which == "Pi" { "Positive pairs Pi" } else { "Kernel K" }}<ExportButtons canvas=canvas numbers=json name=if which == "Pi" { "pi" } else { "kernel" } /></h2>
+            <h2>{if which == "Pi" { "Positive pairs Pi" } else { "Kernel K" }}<ExportButtons canvas=canvas vector=vector numbers=json name=if which == "Pi" { "pi" } else { "kernel" } /></h2>
             <canvas node_ref=canvas id=format!("heatmap-{which}") width="260" height="260"></canvas>
             {numbers}
             <p class="explain">{explain}</p>
@@ -177,14 +190,22 @@ pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl
             )
         }
     };
+    // Scaled to the largest entry, so every eigenvector fills the [-1, 1] axis.
+    let scaled = |v: Vec<f64>| {
+        let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs())).max(1e-300);
+        v.iter().map(|x| x / m).collect::<Vec<f64>>()
+    };
     let col2 = column.clone();
     Effect::new(move |_| {
         let (_, v) = col2();
-        let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs())).max(1e-300);
-        let scaled: Vec<f64> = v.iter().map(|x| x / m).collect();
         if let Some(c) = canvas.get() {
-            draw::bars(&c, &scaled, &BarMarks::plain());
+            draw::bars(&c, &scaled(v), &BarMarks::plain());
         }
+    });
+    let col4 = column.clone();
+    let vector = Callback::new(move |_| {
+        let (_, v) = untrack(&col4);
+        svg::bars(440.0, 140.0, &scaled(v), &BarMarks::plain()).finish()
     });
     let col3 = column.clone();
     let json = {
@@ -198,7 +219,7 @@ pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl
     let values = lab.spectrum.values.clone();
     view! {
         <div class="card">
-            <h2>{move || { let (j, _) = column(); format!("Eigenvector {j} (λ = {:.4})", values[j]) }}<ExportButtons canvas=canvas numbers=json name="eigenvector" /></h2>
+            <h2>{move || { let (j, _) = column(); format!("Eigenvector {j} (λ = {:.4})", values[j]) }}<ExportButtons canvas=canvas vector=vector numbers=json name="eigenvector" /></h2>
             <canvas node_ref=canvas id="eigenvector-canvas" width="440" height="140"></canvas>
             {move || (n <= NUMBERS_UP_TO).then(|| {
                 let (_, v) = col3();
@@ -253,9 +274,9 @@ pub fn RotationCard(
     );
     let pts_b = Arc::new(plane(&cross.fb));
     let extent = draw::fit_extent(&pts_b).max(draw::fit_extent(&plane(&cross.fa)));
+    // Both clouds at rotation t, each pair row coloured.
     let lab2 = lab.clone();
-    Effect::new(move |_| {
-        let (t, sel) = (rot.get(), selected.get());
+    let frame = move |t: f64, sel: Option<usize>| -> (Vec<(f64, f64)>, Vec<String>) {
         let cross = &lab2.cross;
         let a_t = &cross.fa * &partial_rotation(&cross.q, t);
         let pts_a = plane(&a_t);
@@ -275,7 +296,12 @@ pub fn RotationCard(
                 None => draw::PALETTE[cross.states[r] % draw::PALETTE.len()].to_string(),
             })
             .collect();
-        for (canvas, pts) in [(ca, &pts_a), (cb, pts_b.as_ref())] {
+        (pts_a, colours)
+    };
+    let (f2, pb2) = (frame.clone(), pts_b.clone());
+    Effect::new(move |_| {
+        let (pts_a, colours) = f2(rot.get(), selected.get());
+        for (canvas, pts) in [(ca, &pts_a), (cb, pb2.as_ref())] {
             if let Some(c) = canvas.get() {
                 draw::scatter(
                     &c,
@@ -283,6 +309,7 @@ pub fn RotationCard(
                         points: pts,
                         colours: &colours,
                         highlight: &[],
+                        selected: &[],
                         extent: Some(extent),
                     },
                 );
@@ -303,9 +330,29 @@ pub fn RotationCard(
     );
     let caption_a = format!("A: {ma}, good views, rotated by Q(t)");
     let caption_b = format!("B: {mb}, {}", check.views[1]);
+    let vector = {
+        let (ca_, cb_) = (caption_a.clone(), caption_b.clone());
+        Callback::new(move |_| {
+            let (pts_a, colours) = frame(rot.get_untracked(), selected.get_untracked());
+            let fig = |pts: &[(f64, f64)]| {
+                svg::scatter(
+                    220.0,
+                    220.0,
+                    &Scatter {
+                        points: pts,
+                        colours: &colours,
+                        highlight: &[],
+                        selected: &[],
+                        extent: Some(extent),
+                    },
+                )
+            };
+            svg::pair((&fig(&pts_a), &ca_), (&fig(&pts_b), &cb_)).finish()
+        })
+    };
     view! {
         <div class="card">
-            <h2>"Two modalities, one rotation"<ExportButtons canvas=ca numbers=json name="representations" /></h2>
+            <h2>"Two modalities, one rotation"<ExportButtons canvas=ca vector=vector numbers=json name="representations" /></h2>
             <div class="pair">
                 <figure><canvas node_ref=ca id="rep-a" width="220" height="220"></canvas><figcaption>{caption_a}</figcaption></figure>
                 <figure><canvas node_ref=cb id="rep-b" width="220" height="220"></canvas><figcaption>{caption_b}</figcaption></figure>
@@ -379,11 +426,12 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
         Some(_) => view! { <span class="bound-bad">"violated"</span> }.into_any(),
         None => view! { <span>"not applicable: the gap is not positive"</span> }.into_any(),
     };
+    let vector = Callback::new(move |_| svg::labelled_bars(440.0, 120.0, &bars).finish());
     let json_b = serde_json::to_value(&b).unwrap_or_default();
     let json = Callback::new(move |_| json_b.clone());
     view! {
         <div class="card">
-            <h2>"Misalignment and its bound"<ExportButtons canvas=canvas numbers=json name="bounds" /></h2>
+            <h2>"Misalignment and its bound"<ExportButtons canvas=canvas vector=vector numbers=json name="bounds" /></h2>
             <canvas node_ref=canvas id="bounds-canvas" width="440" height="120"></canvas>
             <table class="metrics" id="bounds-table">
                 <tr><td>"sin Θ, operator norm"</td><td id="sin-theta-op">{format!("{:.6}", b.sin_theta_op)}</td><td></td></tr>

@@ -1,0 +1,198 @@
+// Browser timings (issue 10.3), printed as a table next to the same work done natively in
+// the same run. Headless Debian Chromium via puppeteer-core, the page built by .ci/web.sh.
+//
+//   - Spectral lab recompute (world, kernel, spectra, bounds, two-modality rotation) at
+//     n = 100, 400, 1000 observations (clusters preset, 2 nuisances: n/2 states), as the
+//     page measures it (#compute-time data-ms), and the interaction latency of moving the
+//     alpha slider: from the input event to the next painted frame.
+//     Native: `prh-native spectral` on the same world, views, alpha and d, with
+//     `--views2 good` (the page's good-vs-mixed comparison), wall time of the process.
+//   - Checkpoint lab: embedding 1,000 texts with the demo encoder, on WebGPU (SwiftShader
+//     adapter of --enable-unsafe-webgpu: a CPU emulation of a GPU) and on the CPU backend
+//     (burn ndarray in wasm); first run (WebGPU: shader compilation) and second run.
+//     Native: `prh-native embed` of the same texts with an encoder of the same
+//     architecture (configs/tiny.toml, trained a few steps here), timed as
+//     t(1,000 texts) - t(10 texts) to remove process start and checkpoint loading.
+// Reports medians of REPS runs. Never asserts a time.
+//
+// Env: PRH_NATIVE, PRH_DIST (as e2e.mjs), PRH_DATA (Multi30k captions for the texts;
+// synthetic sentences when absent), REPS (default 3).
+// Run: node tests/web/bench.mjs
+
+import puppeteer from "puppeteer-core";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const here = new URL(".", import.meta.url).pathname;
+const root = resolve(here, "../..");
+const NATIVE = process.env.PRH_NATIVE ?? join(process.env.CARGO_TARGET_DIR ?? join(root, "target"), "debug/prh-native");
+const DIST = process.env.PRH_DIST ?? join(root, "dist");
+const DATA = process.env.PRH_DATA ?? join(root, "../shared/data");
+const REPS = Number(process.env.REPS ?? 3);
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ms) => (ms === undefined ? "—" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+
+function timeNative(args) {
+  const t0 = performance.now();
+  execFileSync(NATIVE, args, { stdio: ["ignore", "ignore", "inherit"] });
+  return performance.now() - t0;
+}
+
+async function startServer() {
+  const port = 8900 + Math.floor(Math.random() * 90);
+  const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", DIST], { stdio: "ignore" });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) return { server, url };
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  server.kill();
+  throw new Error(`http.server did not start on ${url}`);
+}
+
+async function launch(dir, webgpu) {
+  const gpuArgs = webgpu ? ["--enable-unsafe-webgpu"] : ["--disable-gpu"];
+  return puppeteer.launch({
+    executablePath: "/usr/bin/chromium",
+    userDataDir: join(dir, webgpu ? "profile-gpu" : "profile-cpu"),
+    args: ["--headless=new", "--no-sandbox", ...gpuArgs, "--disable-background-networking", "--no-first-run"],
+    defaultViewport: { width: 1400, height: 1000 },
+    protocolTimeout: 600000,
+  });
+}
+
+// The spectral lab at `obs` observations: the page's own compute time on load, and the
+// alpha slider's input-to-next-frame latency.
+async function spectral(page, url, obs) {
+  const n = obs / 2;
+  await page.goto(`${url}?lab=spectral&preset=clusters&n=${n}&seed=0&alpha=0.3&d=3&skip=1`, { waitUntil: "load" });
+  await page.waitForSelector("#compute-time", { timeout: 120000 });
+  const load = Number(await page.$eval("#compute-time", (e) => e.dataset.ms));
+  const shownObs = Number(await page.$eval("#compute-time", (e) => e.dataset.observations));
+  if (shownObs !== obs) throw new Error(`spectral lab shows ${shownObs} observations, expected ${obs}`);
+  const slide = [];
+  for (let r = 0; r < REPS; r++) {
+    const alpha = [0.35, 0.4, 0.45, 0.5, 0.55][r % 5];
+    slide.push(
+      await page.evaluate(async (a) => {
+        const el = document.querySelector("#ctl-alpha");
+        const status = document.querySelector("#compute-time");
+        const before = status?.dataset.ms;
+        const t0 = performance.now();
+        el.value = String(a);
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+        el.dispatchEvent(new Event("change", { bubbles: true }));
+        // Until the page shows the new result, then one painted frame.
+        await new Promise((res) => {
+          const poll = () => {
+            const s = document.querySelector("#compute-time");
+            if (s && (s !== status || s.dataset.ms !== before)) res();
+            else setTimeout(poll, 0);
+          };
+          poll();
+        });
+        await new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+        return { wall: performance.now() - t0, compute: Number(document.querySelector("#compute-time").dataset.ms) };
+      }, alpha),
+    );
+  }
+  return { load, compute: median(slide.map((s) => s.compute)), wall: median(slide.map((s) => s.wall)) };
+}
+
+// Embeds `texts` in the checkpoint lab on `backend`, twice; returns [first, second] ms.
+async function embed(page, url, backend, texts) {
+  await page.goto(`${url}?lab=checkpoint&backend=${backend}`, { waitUntil: "load" });
+  await page.waitForSelector("#load-demo-model");
+  await page.click("#load-demo-model");
+  await page.waitForSelector("#bundle-info", { timeout: 60000 });
+  await page.$eval("#texts", (el, t) => {
+    el.value = t;
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  }, texts.join("\n"));
+  const runs = [];
+  for (let r = 0; r < 1 + REPS; r++) {
+    const before = await page.$eval("#embed-ms", (e) => e.dataset.ms).catch(() => "");
+    await page.click("#embed");
+    await page.waitForFunction((b) => document.querySelector("#error-embed") || (document.querySelector("#embed-ms") && document.querySelector("#embed-ms").dataset.ms !== b), { timeout: 600000 }, before);
+    if (await page.$("#error-embed")) throw new Error(await page.$eval("#error-embed", (e) => e.textContent));
+    const got = await page.$eval("#embed-ms", (e) => ({ ms: Number(e.dataset.ms), backend: e.dataset.backend, n: Number(e.dataset.n) }));
+    if (got.n !== texts.length) throw new Error(`embedded ${got.n} texts, expected ${texts.length}`);
+    runs.push(got);
+  }
+  return { backend: runs[0].backend, first: runs[0].ms, warm: median(runs.slice(1).map((r) => r.ms)) };
+}
+
+function captions(n) {
+  const gz = join(DATA, "multi30k/task2/raw/test_2016.1.en.gz");
+  if (existsSync(gz)) {
+    const lines = execFileSync("bash", ["-c", `zcat '${gz}' | head -${n}`], { encoding: "utf8" }).split("\n").filter((l) => l.trim());
+    if (lines.length === n) return { texts: lines, source: "Multi30k test_2016 captions" };
+  }
+  const words = ["a", "man", "woman", "dog", "rides", "runs", "street", "snow", "red", "bicycle", "through", "the", "park", "two", "children", "play"];
+  const r = (i, j) => words[(i * 7 + j * 13 + ((i * j) % 5)) % words.length];
+  return { texts: Array.from({ length: n }, (_, i) => Array.from({ length: 6 + (i % 6) }, (_, j) => r(i, j)).join(" ")), source: "synthetic sentences" };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "prh-bench-"));
+  const { server, url } = await startServer();
+  const rows = [];
+  const { texts, source } = captions(1000);
+  try {
+    // Native references.
+    const nativeSpectral = {};
+    for (const obs of [100, 400, 1000]) {
+      const args = ["spectral", "--world", "clusters", "--n", String(obs / 2), "--seed", "0", "--views", "mix", "--alpha", "0.3", "--views2", "good", "--dim", "3", "--skip-trivial", "--json"];
+      nativeSpectral[obs] = median(Array.from({ length: REPS }, () => timeNative(args)));
+    }
+    let nativeEmbed;
+    if (existsSync(join(DATA, "multi30k"))) {
+      const run = join(dir, "run");
+      execFileSync(NATIVE, ["train", "--config", join(root, "configs/tiny.toml"), "--set", "run.steps=2", "--set", "run.checkpoint_every=2", "--data", DATA, "--out", run], { stdio: ["ignore", "ignore", "inherit"] });
+      writeFileSync(join(dir, "t1000.txt"), texts.join("\n") + "\n");
+      writeFileSync(join(dir, "t10.txt"), texts.slice(0, 10).join("\n") + "\n");
+      const t = (f) => median(Array.from({ length: REPS }, () => timeNative(["embed", "--run", run, "--texts", join(dir, f), "--out", join(dir, "e.npy"), "--batch", "16"])));
+      nativeEmbed = t("t1000.txt") - t("t10.txt");
+    }
+
+    for (const webgpu of [false, true]) {
+      const browser = await launch(dir, webgpu);
+      try {
+        const page = await browser.newPage();
+        const label = webgpu ? "chromium --enable-unsafe-webgpu" : "chromium --disable-gpu";
+        if (!webgpu) {
+          for (const obs of [100, 400, 1000]) {
+            const s = await spectral(page, url, obs);
+            rows.push([`spectral lab recompute, ${obs} observations (page load)`, label, fmt(s.load), fmt(nativeSpectral[obs])]);
+            rows.push([`spectral lab alpha slider, ${obs} observations: compute / input-to-frame`, label, `${fmt(s.compute)} / ${fmt(s.wall)}`, "—"]);
+          }
+        }
+        for (const backend of webgpu ? ["webgpu", "cpu"] : ["auto"]) {
+          const e = await embed(page, url, backend, texts);
+          rows.push([`checkpoint lab, embed 1,000 texts on ${e.backend}: first / warm`, label, `${fmt(e.first)} / ${fmt(e.warm)}`, fmt(nativeEmbed)]);
+        }
+      } finally {
+        await browser.close();
+      }
+    }
+  } finally {
+    server.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nBrowser timings (medians of ${REPS}; texts: ${source}; native: ${NATIVE})\n`);
+  console.log("| work | browser | in the page | native (same work) |");
+  console.log("|---|---|---|---|");
+  for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

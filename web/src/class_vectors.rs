@@ -1,0 +1,179 @@
+//! Nearest ImageNet classes of a text (paper §5: one representation across modalities).
+//!
+//! The experiments (`prh-native experiment views-vision`) fit a rotation between a text
+//! encoder and a vision model and export, per objective, `<objective>.imagenet.safetensors`:
+//! - `class_vectors` f32 `[C, d_text]`: each class's vision-side vector (EfficientNet-Lite0)
+//!   mapped into the text embedding space through the fitted rotation;
+//! - `text_mean` f32 `[d_text]`: the centring applied to text embeddings before the
+//!   rotation was fitted;
+//! - metadata `classes`: JSON array of the C class names; `fit` (optional): JSON describing
+//!   the fit, shown as is.
+//!
+//! A text embedding e is compared with class vector c_j by
+//! cos(e - m, c_j) = <e - m, c_j> / (||e - m|| ||c_j||), m = `text_mean`.
+//! Hand-written reader: `safetensors` parses the container, this file checks the fields.
+
+use prh_core::Error;
+use safetensors::{Dtype, SafeTensors};
+
+/// A loaded class-vector file, rows normalised for cosine scores.
+pub struct ClassVectors {
+    /// File name the vectors came from.
+    pub source: String,
+    /// Class names, one per row.
+    pub names: Vec<String>,
+    /// Row-major `[C, d]` class vectors divided by their L2 norms.
+    unit: Vec<f64>,
+    /// Text embedding width d.
+    pub d: usize,
+    /// The centring m subtracted from text embeddings, `[d]`.
+    mean: Vec<f64>,
+    /// The `fit` metadata (pretty JSON), or empty when absent.
+    pub fit: String,
+}
+
+/// Little-endian f32 values and shape of tensor `name`, checked to be F32.
+fn tensor(st: &SafeTensors<'_>, source: &str, name: &str) -> Result<(Vec<usize>, Vec<f64>), Error> {
+    let view = st
+        .tensor(name)
+        .map_err(|_| Error::format(source, name, "missing tensor (expected f32)"))?;
+    if view.dtype() != Dtype::F32 {
+        return Err(Error::format(
+            source,
+            name,
+            format!("expected F32, got {:?}", view.dtype()),
+        ));
+    }
+    let values = view
+        .data()
+        .chunks_exact(4)
+        .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect();
+    Ok((view.shape().to_vec(), values))
+}
+
+impl ClassVectors {
+    /// Parses a class-vector file's bytes (`source` names it in errors).
+    ///
+    /// # Shapes
+    /// `class_vectors [C, d]`, `text_mean [d]`, `classes` C names.
+    pub fn from_bytes(source: &str, bytes: &[u8]) -> Result<ClassVectors, Error> {
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
+        let (_, header) = SafeTensors::read_metadata(bytes)
+            .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
+        let meta = header.metadata().clone().unwrap_or_default();
+        let classes = meta.get("classes").ok_or_else(|| {
+            Error::format(
+                source,
+                "__metadata__.classes",
+                "missing (expected a JSON array of class names)",
+            )
+        })?;
+        let names: Vec<String> = serde_json::from_str(classes).map_err(|e| {
+            Error::format(
+                source,
+                "__metadata__.classes",
+                format!("expected a JSON array of strings: {e}"),
+            )
+        })?;
+        let fit = match meta.get("fit") {
+            Some(f) => {
+                let v: serde_json::Value = serde_json::from_str(f).map_err(|e| {
+                    Error::format(source, "__metadata__.fit", format!("expected JSON: {e}"))
+                })?;
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            }
+            None => String::new(),
+        };
+        let (shape, rows) = tensor(&st, source, "class_vectors")?;
+        let [c, d] = shape[..] else {
+            return Err(Error::format(
+                source,
+                "class_vectors",
+                format!("expected 2 dimensions [classes, d_text], got shape {shape:?}"),
+            ));
+        };
+        if c == 0 || d == 0 {
+            return Err(Error::format(
+                source,
+                "class_vectors",
+                format!("empty: shape {shape:?}"),
+            ));
+        }
+        if names.len() != c {
+            return Err(Error::format(
+                source,
+                "__metadata__.classes",
+                format!("{} names for {c} class vectors", names.len()),
+            ));
+        }
+        let (mshape, mean) = tensor(&st, source, "text_mean")?;
+        if mshape != [d] {
+            return Err(Error::format(
+                source,
+                "text_mean",
+                format!("expected shape [{d}] (the width of class_vectors), got {mshape:?}"),
+            ));
+        }
+        let mut unit = rows;
+        for (j, row) in unit.chunks_exact_mut(d).enumerate() {
+            let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if !norm.is_finite() || norm == 0.0 {
+                return Err(Error::format(
+                    source,
+                    "class_vectors",
+                    format!(
+                        "row {j} ({}) has norm {norm}: expected a finite non-zero vector",
+                        names[j]
+                    ),
+                ));
+            }
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
+        if mean.iter().any(|x| !x.is_finite()) {
+            return Err(Error::format(source, "text_mean", "not finite"));
+        }
+        Ok(ClassVectors {
+            source: source.to_string(),
+            names,
+            unit,
+            d,
+            mean,
+            fit,
+        })
+    }
+
+    /// The `top` classes nearest to one text embedding, by cosine after centring:
+    /// s_j = <e - m, c_j> / (||e - m|| ||c_j||), largest first. All scores are 0 when
+    /// e = m (no direction to compare).
+    ///
+    /// # Shapes
+    /// `e [d]` -> `top` (class index, score)
+    pub fn nearest(&self, e: &[f32], top: usize) -> Result<Vec<(usize, f64)>, String> {
+        if e.len() != self.d {
+            return Err(format!(
+                "{}: class vectors have width {}, the encoder's embeddings {}: this file was fitted for another encoder",
+                self.source,
+                self.d,
+                e.len()
+            ));
+        }
+        let x: Vec<f64> = e
+            .iter()
+            .zip(&self.mean)
+            .map(|(v, m)| f64::from(*v) - m)
+            .collect();
+        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let inv = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+        let mut scores: Vec<(usize, f64)> = self
+            .unit
+            .chunks_exact(self.d)
+            .map(|c| c.iter().zip(&x).map(|(a, b)| a * b).sum::<f64>() * inv)
+            .enumerate()
+            .collect();
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scores.truncate(top);
+        Ok(scores)
+    }
+}

@@ -1,0 +1,174 @@
+//! The spectral lab's numbers (paper §2-3), computed so that moving a slider redoes only
+//! what the slider changes.
+//!
+//! A world's good-view analysis (K and spectrum of modality A) depends on the preset, n and
+//! seed only, so it is cached across alpha
+//! changes; an alpha change then costs one eigendecomposition (the mixed kernel) plus the
+//! comparison (two for two-modality worlds). `prh_core::theorem::cross_modal` recomputes both spectra from scratch; here
+//! [`cross_modal_from`] pairs the rows of spectra already at hand, with the same formulas.
+
+use crate::spectral_lab::{Lab, Settings};
+use prh_core::Result;
+use prh_core::kernel::Kernel;
+use prh_core::linalg::Matrix;
+use prh_core::pair_graph::{Views, observation_names, pair_matrix};
+use prh_core::procrustes;
+use prh_core::spectrum::Spectrum;
+use prh_core::theorem::{CrossModal, RotationCheck, analyse, compare};
+use prh_core::world::{PresetSpec, World};
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// What depends on the world only: the world and its good-view analyses.
+pub struct Base {
+    /// Preset, n, seed this was built for.
+    key: (String, usize, u64),
+    /// The world built from the preset.
+    pub world: World,
+    /// Observation names of modality A.
+    pub names: Vec<String>,
+    /// K and spectrum of modality A under good views.
+    good: (Kernel, Spectrum),
+}
+
+thread_local! {
+    /// The last world's [`Base`] (the page computes on one thread).
+    static BASE: RefCell<Option<Arc<Base>>> = const { RefCell::new(None) };
+}
+
+/// The good-view analysis of the settings' world, from the cache when the world is the same.
+fn base(s: &Settings) -> Result<Arc<Base>> {
+    let key = (s.preset.name().to_string(), s.n, s.seed);
+    if let Some(b) = BASE.with(|c| c.borrow().clone()).filter(|b| b.key == key) {
+        return Ok(b);
+    }
+    let world = World::preset(&PresetSpec {
+        preset: s.preset,
+        n: s.n,
+        seed: s.seed,
+        ..PresetSpec::default()
+    })?;
+    let good = analyse(&pair_matrix(&world, 0, Views::Good)?)?;
+    let names = observation_names(&world, 0)?;
+    let b = Arc::new(Base {
+        key,
+        world,
+        names,
+        good,
+    });
+    BASE.with(|c| *c.borrow_mut() = Some(b.clone()));
+    Ok(b)
+}
+
+/// [`prh_core::theorem::cross_modal`] on spectra already computed: rows are pairs
+/// (z, u_a, u_b) with weight w = p(z) q_a(u_a) q_b(u_b); F_a, F_b are each modality's
+/// optimal embedding D^-1/2 U_d at the pair's observation, and Q = argmin over orthogonal Q
+/// of sum_pairs w ||F_a Q - F_b||^2 (Procrustes on rows scaled by sqrt(w)).
+///
+/// # Shapes
+/// world with n states, modalities with k_a, k_b nuisances -> q `[d, d]`, fa/fb `[n k_a k_b, d]`
+pub fn cross_modal_from(
+    world: &World,
+    a: (usize, Views, &Spectrum),
+    b: (usize, Views, &Spectrum),
+    d: usize,
+    skip_trivial: bool,
+) -> Result<CrossModal> {
+    let (qa, qb) = (&world.modality(a.0)?.q, &world.modality(b.0)?.q);
+    let (ea, eb) = (
+        a.2.embedding(d, skip_trivial)?,
+        b.2.embedding(d, skip_trivial)?,
+    );
+    let (ka, kb) = (qa.len(), qb.len());
+    let rows = world.n() * ka * kb;
+    let (mut weights, mut states, mut ia, mut ib) = (
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+    );
+    for z in 0..world.n() {
+        for (ua, qua) in qa.iter().enumerate() {
+            for (ub, qub) in qb.iter().enumerate() {
+                weights.push(world.p[z] * qua * qub);
+                states.push(z);
+                ia.push(z * ka + ua);
+                ib.push(z * kb + ub);
+            }
+        }
+    }
+    let fa = Matrix::from_fn(rows, d, |r, j| ea[(ia[r], j)]);
+    let fb = Matrix::from_fn(rows, d, |r, j| eb[(ib[r], j)]);
+    let sw: Vec<f64> = weights.iter().map(|w| w.sqrt()).collect();
+    let wa = Matrix::from_fn(rows, d, |r, j| fa[(r, j)] * sw[r]);
+    let wb = Matrix::from_fn(rows, d, |r, j| fb[(r, j)] * sw[r]);
+    let fit = procrustes::fit(wa.as_ref(), wb.as_ref())?;
+    let check = RotationCheck {
+        modalities: [
+            world.modality(a.0)?.name.clone(),
+            world.modality(b.0)?.name.clone(),
+        ],
+        views: [a.1.label(), b.1.label()],
+        d,
+        residual: fit.residual,
+        relative_residual: fit.relative_residual,
+        gaps: [a.2.gap(d, skip_trivial)?, b.2.gap(d, skip_trivial)?],
+    };
+    Ok(CrossModal {
+        check,
+        q: fit.q,
+        fa,
+        fb,
+        weights,
+        states,
+    })
+}
+
+/// Every figure's numbers for one [`Settings`], with the milliseconds they took.
+pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
+    let t0 = crate::now_ms();
+    let lab = (|| -> Result<Lab> {
+        let base = base(s)?;
+        let views = Views::Mix { alpha: s.alpha };
+        let pi = pair_matrix(&base.world, 0, views)?;
+        let (kernel, spectrum) = analyse(&pi)?;
+        let (k_good, s_good) = &base.good;
+        let bounds = compare(k_good, s_good, &kernel, &spectrum, s.d, s.skip_trivial)?;
+        // Two modalities when the world has them (scenes: image, text); otherwise the same
+        // modality twice, once per kind of views.
+        let cross = if base.world.modalities.len() > 1 {
+            let (_, s_b) = analyse(&pair_matrix(&base.world, 1, views)?)?;
+            cross_modal_from(
+                &base.world,
+                (0, Views::Good, s_good),
+                (1, views, &s_b),
+                s.d,
+                s.skip_trivial,
+            )?
+        } else {
+            cross_modal_from(
+                &base.world,
+                (0, Views::Good, s_good),
+                (0, views, &spectrum),
+                s.d,
+                s.skip_trivial,
+            )?
+        };
+        Ok(Lab {
+            settings: s.clone(),
+            world: base.world.clone(),
+            names: base.names.clone(),
+            pi,
+            kernel,
+            spectrum,
+            bounds,
+            cross,
+            ms: 0.0,
+        })
+    })()
+    .map_err(|e| e.to_string())?;
+    Ok(Lab {
+        ms: crate::now_ms() - t0,
+        ..lab
+    })
+}
