@@ -21,7 +21,9 @@ import numpy as np
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per matrix (median reported)")
-    ap.add_argument("files", nargs="+", help=".npy files, each a symmetric [n, n] matrix")
+    ap.add_argument("--matmul", type=int, default=0,
+                    help="also time an n x n float64 matmul (the machine's practical peak)")
+    ap.add_argument("files", nargs="*", help=".npy files, each a symmetric [n, n] matrix")
     args = ap.parse_args()
     blas = "unknown"
     try:
@@ -42,7 +44,19 @@ def main() -> None:
             times.append(time.perf_counter() - t0)
         results.append({"file": path, "n": k.shape[0], "median_s": statistics.median(times),
                         "eigenvalues": w[::-1].tolist()})
-    json.dump({"numpy": np.__version__, "blas": blas, "results": results}, sys.stdout)
+    out = {"numpy": np.__version__, "blas": blas, "results": results}
+    if args.matmul > 0:
+        # Peak: C = A B for random n x n float64, 2 n^3 flops, median of the timed runs.
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((2, args.matmul, args.matmul))
+        a @ b
+        times = []
+        for _ in range(args.repeats):
+            t0 = time.perf_counter()
+            a @ b
+            times.append(time.perf_counter() - t0)
+        out["matmul"] = {"n": args.matmul, "median_s": statistics.median(times)}
+    json.dump(out, sys.stdout)
 
 
 if __name__ == "__main__":

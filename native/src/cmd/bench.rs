@@ -52,6 +52,35 @@ pub struct EigenArgs {
     /// BLAS/LAPACK threads for numpy (faer is built without rayon: one thread).
     #[arg(long, default_value_t = 1)]
     pub numpy_threads: usize,
+    /// Size of the f64 matmul timed on both sides as the machine's practical FLOP peak
+    /// (0 skips it).
+    #[arg(long, default_value_t = 2000)]
+    pub peak_n: usize,
+}
+
+/// Flops of a full symmetric eigendecomposition with eigenvectors, 9 n^3 (Golub & Van
+/// Loan, "Matrix Computations", 4th ed., §8.3: tridiagonal reduction, accumulating Q and
+/// the implicit QR iteration on the vectors). faer and LAPACK's syevd use divide and
+/// conquer, often cheaper, so the rate this implies is an upper estimate of the work done.
+pub fn eigen_flops(n: usize) -> f64 {
+    9.0 * (n as f64).powi(3)
+}
+
+/// Median seconds of C = A B for random `n x n` f64 matrices in faer (one thread), after a
+/// warm-up: 2 n^3 flops each.
+fn faer_matmul_seconds(n: usize, repeats: usize) -> f64 {
+    use prh_core::linalg::Matrix;
+    let a = Matrix::from_fn(n, n, |i, j| ((i * 7 + j * 13) % 17) as f64 - 8.0);
+    let b = Matrix::from_fn(n, n, |i, j| ((i * 5 + j * 3) % 11) as f64 - 5.0);
+    let mut c = &a * &b;
+    let mut times = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let t0 = Instant::now();
+        c = &a * &b;
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    std::hint::black_box(&c);
+    median(times)
 }
 
 pub fn run(bench: Bench) -> Result<()> {
@@ -103,11 +132,14 @@ fn eigen(args: EigenArgs) -> Result<()> {
         rows.push((n, median(times), values));
         files.push(path);
     }
+    let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
     let threads = args.numpy_threads.to_string();
     let out = Command::new(&args.python)
         .arg(&args.script)
         .arg("--repeats")
         .arg(args.repeats.to_string())
+        .arg("--matmul")
+        .arg(args.peak_n.to_string())
         .args(&files)
         .env("OMP_NUM_THREADS", &threads)
         .env("OPENBLAS_NUM_THREADS", &threads)
@@ -138,9 +170,34 @@ fn eigen(args: EigenArgs) -> Result<()> {
         reference["blas"].as_str().unwrap_or("?"),
         args.numpy_threads
     );
+    let gflops = |flops: f64, s: f64| flops / s / 1e9;
+    let peaks = match (peak, reference["matmul"]["median_s"].as_f64()) {
+        (Some(tf), Some(tn)) => {
+            let f = 2.0 * (args.peak_n as f64).powi(3);
+            println!(
+                "peak: {n} x {n} f64 matmul (2 n^3 flops): faer {:.4} s = {:.1} GFLOP/s, numpy {:.4} s = {:.1} GFLOP/s",
+                tf,
+                gflops(f, tf),
+                tn,
+                gflops(f, tn),
+                n = args.peak_n
+            );
+            Some((gflops(f, tf), gflops(f, tn)))
+        }
+        _ => None,
+    };
     println!(
-        "{:>6} {:>12} {:>12} {:>12} {:>12}",
-        "n", "faer (s)", "numpy (s)", "faer/numpy", "max |dlam|"
+        "GFLOP/s below count 9 n^3 flops per decomposition; % is of the same side's matmul peak"
+    );
+    println!(
+        "{:>6} {:>12} {:>12} {:>12} {:>16} {:>16} {:>12}",
+        "n",
+        "faer (s)",
+        "numpy (s)",
+        "faer/numpy",
+        "faer GFLOP/s (%)",
+        "numpy GFLOP/s (%)",
+        "max |dlam|"
     );
     for ((n, t, values), r) in rows.iter().zip(results) {
         let tn = r["median_s"]
@@ -160,7 +217,16 @@ fn eigen(args: EigenArgs) -> Result<()> {
             .zip(&theirs)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
-        println!("{n:>6} {t:>12.4} {tn:>12.4} {:>12.2} {diff:>12.2e}", t / tn);
+        let (gf, gn) = (gflops(eigen_flops(*n), *t), gflops(eigen_flops(*n), tn));
+        let pct = |g: f64, p: Option<f64>| {
+            p.map_or(String::new(), |p| format!(" ({:.0}%)", 100.0 * g / p))
+        };
+        println!(
+            "{n:>6} {t:>12.4} {tn:>12.4} {:>12.2} {:>16} {:>16} {diff:>12.2e}",
+            t / tn,
+            format!("{gf:.1}{}", pct(gf, peaks.map(|p| p.0))),
+            format!("{gn:.1}{}", pct(gn, peaks.map(|p| p.1))),
+        );
     }
     Ok(())
 }

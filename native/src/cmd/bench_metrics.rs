@@ -112,6 +112,8 @@ fn numpy(args: &MetricsBenchArgs, kind: &str, a: &Path, b: &Path) -> Result<serd
 
 struct Row {
     case: String,
+    /// The Gram products' flops (4 N^2 D for the two sides' X X^T), 0 where not counted.
+    flops: f64,
     ours: f64,
     theirs: f64,
     diff: f64,
@@ -145,16 +147,28 @@ pub fn run(args: MetricsBenchArgs) -> Result<()> {
         args.numpy_threads
     );
     println!(
-        "{:<38} {:>10} {:>10} {:>10} {:>12}",
-        "case", "prh (s)", "numpy (s)", "prh/numpy", "max |diff|"
+        "GFLOP/s: the Gram products' 4 N^2 D flops over the whole run's time (a lower bound on the rate; compare with `bench eigen`'s matmul peak)"
+    );
+    println!(
+        "{:<38} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}",
+        "case", "prh (s)", "numpy (s)", "prh/numpy", "prh GF/s", "numpy GF/s", "max |diff|"
     );
     for r in rows {
+        let rate = |s: f64| {
+            if r.flops > 0.0 {
+                format!("{:.1}", r.flops / s / 1e9)
+            } else {
+                "-".to_string()
+            }
+        };
         println!(
-            "{:<38} {:>10.3} {:>10.3} {:>10.2} {:>12.2e}",
+            "{:<38} {:>10.3} {:>10.3} {:>10.2} {:>10} {:>10} {:>12.2e}",
             r.case,
             r.ours,
             r.theirs,
             r.ours / r.theirs,
+            rate(r.ours),
+            rate(r.theirs),
             r.diff
         );
     }
@@ -196,6 +210,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             .fold(0.0, f64::max);
         rows.push(Row {
             case: format!("metrics N={} D={d} (all + null)", args.n),
+            flops: 4.0 * (args.n as f64).powi(2) * d as f64,
             ours: t,
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
             diff,
@@ -220,6 +235,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             .context("numpy: no residual")?;
         rows.push(Row {
             case: format!("procrustes N={n} D={d} (fit + resid)"),
+            flops: 0.0,
             ours: t,
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
             diff: (fit.relative_residual - theirs).abs(),
