@@ -1,7 +1,9 @@
-//! Integration tests of `prh-native demo`: the quick demo runs end to end on the real
-//! binary and writes a well-formed report (JSON keys present, every number finite,
-//! embeddings with the documented shapes, SVGs, checkpoints), without touching files it
-//! did not create.
+//! Integration tests of `prh-native demo` and of the scene JEPAs under `prh-native train`:
+//! the quick demo runs end to end on the real binary and writes a well-formed report (JSON
+//! keys present, every number finite, embeddings with the documented shapes, SVGs, run
+//! folders), without touching files it did not create; a scene run interrupted and
+//! resumed logs exactly what an uninterrupted one logs; the shipped scene configs are the
+//! demo's settings.
 
 use serde_json::Value;
 use std::path::Path;
@@ -180,13 +182,20 @@ fn quick_demo_writes_a_well_formed_report() {
                 npy_shape(&out.join(format!("embeddings/{kind}_{m}.npy"))),
                 vec![n, d]
             );
-            let ckpt = out.join(format!("{kind}_{m}/latest.ckpt"));
+            let ckpt = out.join(format!("{kind}_{m}/checkpoints/latest.ckpt"));
             assert!(
                 std::fs::metadata(&ckpt)
                     .map(|m| m.len() > 1000)
                     .unwrap_or(false),
                 "{} missing",
                 ckpt.display()
+            );
+            // Each encoder's folder is a `prh-native train` run folder.
+            let cfg = std::fs::read_to_string(out.join(format!("{kind}_{m}/config.toml"))).unwrap();
+            assert!(cfg.contains(&format!("objective = \"{kind}\"")), "{cfg}");
+            assert_eq!(
+                npy_shape(&out.join(format!("{kind}_{m}/embeddings.npy"))),
+                vec![n, d]
             );
             let metrics =
                 std::fs::read_to_string(out.join(format!("{kind}_{m}/metrics.jsonl"))).unwrap();
@@ -226,4 +235,132 @@ fn demo_rejects_an_unusable_out_folder() {
         err.contains("not-a-folder"),
         "error does not name the path: {err}"
     );
+}
+
+/// The metrics lines of a run folder without the wall-clock throughput (the only field
+/// that may differ between two runs of the same config).
+fn metrics_without_time(dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("items_per_s");
+            v
+        })
+        .collect()
+}
+
+fn train_ok(args: &[&str], dir: &Path) {
+    let run = bin()
+        .arg("train")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "train {args:?} failed:\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// Issue 5's resume contract for the scene JEPAs (issue 7): on CPU, a run stopped after
+/// its step-3 checkpoint and continued with `--resume` logs exactly the metrics of an
+/// uninterrupted run and ends with the same embeddings export, for the image and the
+/// caption task.
+#[test]
+fn scene_runs_resume_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    for name in ["image-good", "caption-bad"] {
+        let cfg = configs.join(format!("{name}.toml"));
+        let cfg = cfg.to_str().unwrap();
+        // A small world and short run so the test takes seconds in debug.
+        let small = [
+            "--set",
+            "world.cardinality=[3, 3, 2, 4]",
+            "--set",
+            "views.batch_size=12",
+            "--set",
+            "loss.slices=32",
+            "--set",
+            "run.steps=6",
+            "--set",
+            "run.log_every=1",
+            "--set",
+            "run.checkpoint_every=3",
+        ];
+        let full = format!("{name}-full");
+        let part = format!("{name}-part");
+        let mut args = vec!["--config", cfg, "--out", &full];
+        args.extend(small);
+        train_ok(&args, dir.path());
+        let mut args = vec!["--config", cfg, "--out", &part, "--set", "run.stop_at=3"];
+        args.extend(small);
+        train_ok(&args, dir.path());
+        assert_eq!(metrics_without_time(&dir.path().join(&part)).len(), 3);
+        train_ok(&["--resume", &part], dir.path());
+        let (a, b) = (dir.path().join(&full), dir.path().join(&part));
+        let full_metrics = metrics_without_time(&a);
+        assert_eq!(full_metrics.len(), 6);
+        assert_eq!(full_metrics, metrics_without_time(&b), "{name}");
+        let emb = |d: &Path| std::fs::read(d.join("embeddings.npy")).unwrap();
+        assert_eq!(emb(&a), emb(&b), "{name}: embeddings differ");
+        assert_eq!(npy_shape(&a.join("embeddings.npy")), vec![72, 8]);
+        let ids = std::fs::read_to_string(a.join("embeddings_ids.txt")).unwrap();
+        assert_eq!(ids.lines().count(), 72);
+        assert!(a.join("checkpoints/latest.ckpt").exists());
+        let resolved = std::fs::read_to_string(a.join("config.toml")).unwrap();
+        assert!(resolved.contains("out_dim = 8"), "d resolved: {resolved}");
+    }
+}
+
+/// The shipped configs are the demo's four runs: one way to configure the scene JEPAs.
+#[test]
+fn scene_configs_are_the_demo_settings() {
+    use prh_core::demo::DemoConfig;
+    use prh_core::scene::{Modality, ViewKind};
+    use prh_core::scene_run::SceneTrainConfig;
+    let demo = DemoConfig::full(0);
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    for (file, m, kind) in [
+        ("image-good", Modality::Image, ViewKind::Good),
+        ("image-bad", Modality::Image, ViewKind::Bad),
+        ("caption-good", Modality::Text, ViewKind::Good),
+        ("caption-bad", Modality::Text, ViewKind::Bad),
+    ] {
+        let path = configs.join(format!("{file}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cfg = SceneTrainConfig::from_toml(file, &text, &[]).unwrap();
+        assert_eq!(cfg, demo.run_config(m, kind), "{file}");
+    }
+}
+
+/// Scene configs get the text config's error messages: an unknown key names the file and
+/// the nearest valid key; a text-only objective is refused by field.
+#[test]
+fn scene_config_errors_name_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/image-good.toml");
+    for (set, needles) in [
+        (
+            "image.patchh=2",
+            vec!["image-good.toml", "did you mean `patch`?"],
+        ),
+        ("run.objective=next-token", vec!["run.objective", "good"]),
+        ("image.patch=5", vec!["image", "divide"]),
+    ] {
+        let run = bin()
+            .args(["train", "--config"])
+            .arg(&cfg)
+            .args(["--set", set, "--out"])
+            .arg(dir.path().join("x"))
+            .output()
+            .unwrap();
+        assert!(!run.status.success(), "{set} accepted");
+        let err = String::from_utf8_lossy(&run.stderr);
+        for n in needles {
+            assert!(err.contains(n), "{set}: `{n}` not in {err}");
+        }
+    }
 }

@@ -29,10 +29,64 @@ pub enum Objective {
     NextToken,
 }
 
+/// Which model a `prh-native train` config trains; the rest of the file is read by that
+/// task's config type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    /// A text encoder on a corpus ([`TrainConfig`]).
+    #[default]
+    Text,
+    /// The scene world's image JEPA ([`crate::scene_run::SceneTrainConfig`]).
+    SceneImage,
+    /// The scene world's caption JEPA ([`crate::scene_run::SceneTrainConfig`]).
+    SceneCaption,
+}
+
+/// The `[task]` section every training config shares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct TaskConfig {
+    /// `text` (default), `scene-image` or `scene-caption`.
+    pub kind: TaskKind,
+}
+
+/// Reads only `task.kind` of a config (after `overrides`), so the caller can pick the
+/// config type that parses the rest.
+pub fn task_kind(source: &str, text: &str, overrides: &[String]) -> Result<TaskKind> {
+    /// Every other section is ignored here (its own type checks it).
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Peek {
+        task: TaskConfig,
+    }
+    Ok(parse_toml::<Peek>(source, text, overrides)?.task.kind)
+}
+
+/// Parses TOML text into a config type (`source` names it in errors) after applying
+/// `overrides` (`key.path=value`, the value parsed as TOML, else taken as a string); an
+/// unknown key's error names the nearest valid one.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(
+    source: &str,
+    text: &str,
+    overrides: &[String],
+) -> Result<T> {
+    let mut value: toml::Table =
+        toml::from_str(text).map_err(|e| Error::format(source, "toml", e.to_string()))?;
+    for o in overrides {
+        set_path(&mut value, o)?;
+    }
+    toml::Value::Table(value)
+        .try_into()
+        .map_err(|e: toml::de::Error| Error::format(source, "config", suggest(&e.to_string())))
+}
+
 /// The whole configuration of a training run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainConfig {
+    /// Which trainer reads this file (`text` here).
+    pub task: TaskConfig,
     /// Run length, seed, objective and logging cadence.
     pub run: RunConfig,
     /// Which corpus to read.
@@ -322,17 +376,7 @@ impl TrainConfig {
     /// Parses TOML text (`source` names it in errors), then applies `overrides`
     /// (`key.path=value`, the value parsed as TOML, else taken as a string).
     pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self> {
-        let mut value: toml::Table =
-            toml::from_str(text).map_err(|e| Error::format(source, "toml", e.to_string()))?;
-        for o in overrides {
-            set_path(&mut value, o)?;
-        }
-        let cfg: TrainConfig =
-            toml::Value::Table(value)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    Error::format(source, "config", suggest(&e.to_string()))
-                })?;
+        let cfg: TrainConfig = parse_toml(source, text, overrides)?;
         cfg.validate(source)?;
         Ok(cfg)
     }
@@ -345,6 +389,12 @@ impl TrainConfig {
     /// Checks ranges that serde cannot: positive sizes, fractions in (0, 1].
     pub fn validate(&self, source: &str) -> Result<()> {
         let bad = |field: &str, msg: &str| Err(Error::format(source, field, msg));
+        if self.task.kind != TaskKind::Text {
+            return bad(
+                "task.kind",
+                "a scene task is read by scene_run::SceneTrainConfig, not the text config",
+            );
+        }
         self.model
             .dims()
             .map_err(|e| Error::format(source, "model.size", e.to_string()))?;

@@ -23,19 +23,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{LossConfig, OptimConfig, RunConfig, TokenizerConfig};
-use crate::encoder::{EncoderSpec, TextEncoder};
-use crate::image_encoder::{
-    CaptionJepaTask, ImageEncoder, ImageEncoderConfig, ImageJepaTask, SceneViewSampler,
-    embed_captions, embed_views,
-};
-use crate::render_text::tokenizer_corpus;
+use crate::config::{Objective, OptimConfig, RunConfig, TaskConfig, TaskKind};
+use crate::encoder::TextEncoder;
+use crate::image_encoder::{ImageEncoder, embed_captions, embed_views};
 use crate::scene::SceneConfig;
+use crate::scene_run::{SceneTrainConfig, SceneViewsConfig};
 use crate::tokenizer::TextTokenizer;
-use crate::train::{RunSink, train};
-use burn::module::AutodiffModule;
 use burn::prelude::Backend;
-use burn::tensor::backend::AutodiffBackend;
 
 /// One modality's kernel under one view kind: spectrum, gap and predicted representation.
 #[derive(Debug, Clone, Serialize)]
@@ -299,6 +293,12 @@ pub fn paired_views(world: &SceneWorld, seed: u64) -> (Vec<View>, Vec<View>) {
         .unzip()
 }
 
+/// Seed of the paired evaluation set ([`paired_views`]) of a run seeded `seed`: the
+/// demo's evaluation and every scene run's embeddings export draw the same renderings.
+pub fn paired_seed(seed: u64) -> u64 {
+    (seed ^ 0xe7a1).wrapping_add(2)
+}
+
 /// The predicted representation read at given views: row r = F[(z_r, u_r), :].
 ///
 /// # Shapes
@@ -443,185 +443,108 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
 #[cfg(feature = "cpu")]
 pub type CpuBackend = burn::backend::Autodiff<burn::backend::NdArray>;
 
-/// Settings of the demo's training runs (one per modality and view kind).
+/// Settings of the demo: one scene run config per modality ([`SceneTrainConfig`], the
+/// type `prh-native train` reads for `scene-image` / `scene-caption`), whose
+/// `run.objective` is set per view kind by [`DemoConfig::run_config`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DemoConfig {
-    /// The world (sizes, visibilities, seed).
-    pub world: SceneConfig,
-    /// Optimiser steps of each image encoder.
-    pub image_steps: usize,
-    /// Optimiser steps of each caption encoder.
-    pub text_steps: usize,
-    /// States per batch.
-    pub batch: usize,
-    /// Views per state (all global: each is pulled to their mean).
-    pub views: usize,
-    /// Peak learning rate (short runs on small models tolerate more than the paper's 5e-4).
-    pub lr: f64,
-    /// Linear warmup steps.
-    pub warmup: usize,
-    /// SIGReg settings (lambda = 0.02 as in the paper).
-    pub loss: LossConfig,
+    /// The image runs (`task.kind = "scene-image"`).
+    pub image: SceneTrainConfig,
+    /// The caption runs (`task.kind = "scene-caption"`).
+    pub caption: SceneTrainConfig,
     /// Neighbours for mutual k-NN.
     pub k: usize,
-    /// Seed of training and evaluation draws.
+    /// Seed of the evaluation draws.
     pub seed: u64,
 }
 
 impl DemoConfig {
-    /// The full demo: 192 states, d = 11, a few CPU minutes in release.
+    /// The full demo: 192 states, d = 11, 600 image and 400 caption steps, batches of 64
+    /// states x 4 views, peak lr 2e-3 (short runs on small models tolerate more than the
+    /// paper's 5e-4) after 40 warmup steps; a few CPU minutes in release.
     pub fn full(seed: u64) -> Self {
+        Self::with_world(SceneConfig::demo(seed), seed, [600, 400], 64, 40)
+    }
+
+    /// The quick demo (tests): 72 states, d = 8, 40 steps per run, batches of 32.
+    pub fn quick(seed: u64) -> Self {
+        Self::with_world(SceneConfig::quick(seed), seed, [40, 40], 32, 5)
+    }
+
+    fn with_world(
+        world: SceneConfig,
+        seed: u64,
+        steps: [usize; 2],
+        batch_size: usize,
+        warmup_steps: usize,
+    ) -> Self {
+        let run = |steps: usize| RunConfig {
+            seed,
+            steps,
+            log_every: 10,
+            checkpoint_every: 100,
+            ..RunConfig::default()
+        };
+        let mut image = SceneTrainConfig {
+            task: TaskConfig {
+                kind: TaskKind::SceneImage,
+            },
+            run: run(steps[0]),
+            world,
+            views: SceneViewsConfig {
+                views: 4,
+                batch_size,
+            },
+            optim: OptimConfig {
+                lr: 2e-3,
+                warmup_steps,
+                ..OptimConfig::default()
+            },
+            ..SceneTrainConfig::default()
+        };
+        image.resolve();
+        let caption = SceneTrainConfig {
+            task: TaskConfig {
+                kind: TaskKind::SceneCaption,
+            },
+            run: run(steps[1]),
+            ..image.clone()
+        };
         DemoConfig {
-            world: SceneConfig::demo(seed),
-            image_steps: 600,
-            text_steps: 400,
-            batch: 64,
-            views: 4,
-            lr: 2e-3,
-            warmup: 40,
-            loss: LossConfig::default(),
+            image,
+            caption,
             k: 10,
             seed,
         }
     }
 
-    /// The quick demo (tests): 72 states, d = 8, short runs.
-    pub fn quick(seed: u64) -> Self {
-        DemoConfig {
-            world: SceneConfig::quick(seed),
-            image_steps: 40,
-            text_steps: 40,
-            batch: 32,
-            warmup: 5,
-            ..Self::full(seed)
+    /// Applies `key=value` overrides (as `prh-native train --set`) to both runs' configs
+    /// and re-validates them.
+    pub fn apply(&mut self, overrides: &[String]) -> Result<()> {
+        for (name, c) in [("image", &mut self.image), ("caption", &mut self.caption)] {
+            let source = format!("demo {name} config");
+            *c = SceneTrainConfig::from_toml(&source, &c.to_toml()?, overrides)?;
         }
+        Ok(())
     }
 
-    /// Representation dimension d = sum over factors of (values - 1): the number of
-    /// single-factor directions, the top of the good-view spectrum.
+    /// Representation dimension d of the world.
     pub fn d(&self) -> usize {
-        self.world.cardinality.iter().map(|c| c - 1).sum()
+        self.image.d()
     }
 
-    /// The shared loop's run settings for `steps` steps (checkpoint only at the end).
-    pub fn run(&self, steps: usize) -> RunConfig {
-        RunConfig {
-            seed: self.seed,
-            steps,
-            log_every: 10,
-            checkpoint_every: steps,
-            ..RunConfig::default()
-        }
+    /// The config of one of the four runs: `m`'s settings with `kind` views.
+    pub fn run_config(&self, m: Modality, kind: ViewKind) -> SceneTrainConfig {
+        let mut c = match m {
+            Modality::Image => self.image.clone(),
+            Modality::Text => self.caption.clone(),
+        };
+        c.run.objective = match kind {
+            ViewKind::Good => Objective::Good,
+            ViewKind::Bad => Objective::Bad,
+        };
+        c
     }
-
-    /// AdamW with warmup + cosine (paper §4's weight decay 0.05 and clipping at 1).
-    pub fn optim(&self) -> OptimConfig {
-        OptimConfig {
-            lr: self.lr,
-            warmup_steps: self.warmup,
-            ..OptimConfig::default()
-        }
-    }
-
-    /// The caption encoder: 2 layers of width 64, mean pooling, a projector to d.
-    pub fn text_spec(&self, vocab: usize) -> EncoderSpec {
-        EncoderSpec {
-            vocab,
-            d_model: 64,
-            layers: 2,
-            heads: 4,
-            d_ff: 128,
-            max_len: 24,
-            cls_pooling: false,
-            projector_dim: self.d(),
-            dropout: 0.0,
-            causal: false,
-        }
-    }
-
-    /// The image encoder, embedding width d.
-    pub fn image_model(&self) -> ImageEncoderConfig {
-        ImageEncoderConfig::new().with_out_dim(self.d())
-    }
-}
-
-/// Trains the caption tokenizer on the grammar's texts ([`tokenizer_corpus`]).
-pub fn caption_tokenizer(world: &SceneWorld) -> Result<TextTokenizer> {
-    let texts = tokenizer_corpus(world);
-    let cfg = TokenizerConfig {
-        vocab_size: 400,
-        min_frequency: 1,
-        ..TokenizerConfig::default()
-    };
-    TextTokenizer::train(texts.iter().map(String::as_str), &cfg)
-}
-
-fn sampler(world: &SceneWorld, m: Modality, kind: ViewKind, cfg: &DemoConfig) -> SceneViewSampler {
-    SceneViewSampler {
-        world: world.clone(),
-        modality: m,
-        kind,
-        views: cfg.views,
-        batch: cfg.batch,
-    }
-}
-
-/// Trains the image JEPA on `kind` views through the shared loop ([`train`]); returns the
-/// frozen encoder. Progress, metrics and the final checkpoint go to `sink`.
-pub fn train_image<B: AutodiffBackend>(
-    world: &SceneWorld,
-    kind: ViewKind,
-    cfg: &DemoConfig,
-    sink: &mut dyn RunSink,
-    device: &B::Device,
-) -> Result<ImageEncoder<B::InnerBackend>> {
-    let mut task = ImageJepaTask {
-        sampler: sampler(world, Modality::Image, kind, cfg),
-        model: cfg.image_model(),
-        loss: cfg.loss.clone(),
-        seed: cfg.seed,
-    };
-    let toml = toml::to_string(cfg).map_err(|e| Error::invalid(format!("demo config: {e}")))?;
-    let out = train::<B, _>(
-        &mut task,
-        &cfg.run(cfg.image_steps),
-        &cfg.optim(),
-        &toml,
-        None,
-        sink,
-        device,
-    )?;
-    Ok(out.model.valid())
-}
-
-/// Trains the caption JEPA on `kind` views through the shared loop; returns the frozen
-/// encoder.
-pub fn train_text<B: AutodiffBackend>(
-    world: &SceneWorld,
-    kind: ViewKind,
-    cfg: &DemoConfig,
-    tokenizer: &TextTokenizer,
-    sink: &mut dyn RunSink,
-    device: &B::Device,
-) -> Result<TextEncoder<B::InnerBackend>> {
-    let mut task = CaptionJepaTask {
-        sampler: sampler(world, Modality::Text, kind, cfg),
-        spec: cfg.text_spec(tokenizer.vocab_size()),
-        tokenizer: tokenizer.clone(),
-        loss: cfg.loss.clone(),
-        seed: cfg.seed,
-    };
-    let toml = toml::to_string(cfg).map_err(|e| Error::invalid(format!("demo config: {e}")))?;
-    let out = train::<B, _>(
-        &mut task,
-        &cfg.run(cfg.text_steps),
-        &cfg.optim(),
-        &toml,
-        None,
-        sink,
-        device,
-    )?;
-    Ok(out.model.valid())
 }
 
 /// What the demo measures for one view kind.
@@ -671,10 +594,10 @@ pub fn evaluate<B: Backend>(
     let xt = to_matrix(embed_captions(
         text,
         tokenizer,
-        &augmented_views(world, Modality::Text, seed + 1),
+        &augmented_views(world, Modality::Text, seed.wrapping_add(1)),
         device,
     )?);
-    let (iv, tv) = paired_views(world, seed + 2);
+    let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
     let (pi, pt) = (
         to_matrix(embed_views(image, &iv, device)?),
         to_matrix(embed_captions(text, tokenizer, &tv, device)?),

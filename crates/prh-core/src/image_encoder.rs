@@ -29,22 +29,31 @@ use crate::tokenizer::TextTokenizer;
 use crate::train::{StepOutput, TrainTask, jepa_loss};
 use crate::views::pad_rows;
 use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
 
-/// Sizes of the image encoder.
-#[derive(Config, Debug, PartialEq)]
+/// Sizes of the image encoder (the `[image]` section of a scene run's config).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ImageEncoderConfig {
     /// Patch side in pixels (the image is cut into (32 / patch)^2 patches).
-    #[config(default = 4)]
     pub patch: usize,
     /// Width of each patch's embedding.
-    #[config(default = 32)]
     pub patch_dim: usize,
     /// Width of the MLP's hidden layer.
-    #[config(default = 128)]
     pub hidden: usize,
-    /// Embedding width d.
-    #[config(default = 16)]
+    /// Embedding width (0: the world's d, the number of single-factor directions).
     pub out_dim: usize,
+}
+
+impl Default for ImageEncoderConfig {
+    fn default() -> Self {
+        Self {
+            patch: 4,
+            patch_dim: 32,
+            hidden: 128,
+            out_dim: 0,
+        }
+    }
 }
 
 /// The patch encoder: `[n, 3, 32, 32]` images -> `[n, out_dim]` embeddings.
@@ -58,14 +67,25 @@ pub struct ImageEncoder<B: Backend> {
 }
 
 impl ImageEncoderConfig {
-    /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform).
-    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
+    /// Checks the sizes: positive widths, a patch side dividing the 32-pixel image.
+    pub fn check(&self) -> Result<()> {
+        if self.out_dim == 0 || self.patch_dim == 0 || self.hidden == 0 {
+            return Err(Error::invalid(format!(
+                "image encoder widths must be positive, got {self:?} (resolve out_dim = 0 first)"
+            )));
+        }
         if self.patch == 0 || !IMAGE_SIZE.is_multiple_of(self.patch) {
             return Err(Error::invalid(format!(
                 "image patch side {} must divide {IMAGE_SIZE}",
                 self.patch
             )));
         }
+        Ok(())
+    }
+
+    /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform).
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
+        self.check()?;
         let patches = (IMAGE_SIZE / self.patch).pow(2);
         Ok(ImageEncoder {
             patch_embed: LinearConfig::new(3 * self.patch * self.patch, self.patch_dim)
@@ -319,10 +339,12 @@ mod tests {
     #[test]
     fn forward_has_the_documented_shape() {
         let dev = Default::default();
-        let m = ImageEncoderConfig::new()
-            .with_out_dim(7)
-            .init::<NdArray>(&dev)
-            .unwrap();
+        let m = ImageEncoderConfig {
+            out_dim: 7,
+            ..Default::default()
+        }
+        .init::<NdArray>(&dev)
+        .unwrap();
         let imgs = vec![render(&View::full([0, 1, 2, 3], 0, 1), true); 5];
         let z = m.forward(images_tensor::<NdArray>(&imgs, &dev));
         assert_eq!(z.dims(), [5, 7]);
@@ -334,7 +356,12 @@ mod tests {
     #[test]
     fn embeddings_see_position_and_are_deterministic() {
         let dev = Default::default();
-        let m = ImageEncoderConfig::new().init::<NdArray>(&dev).unwrap();
+        let m = ImageEncoderConfig {
+            out_dim: 16,
+            ..Default::default()
+        }
+        .init::<NdArray>(&dev)
+        .unwrap();
         let a = View::full([0, 0, 1, 0], 0, 3);
         let b = View::full([0, 0, 1, 3], 0, 3);
         let e = embed_views(&m, &[a, b, a], &dev).unwrap();
@@ -384,7 +411,10 @@ mod tests {
                 views: 2,
                 batch: 8,
             },
-            model: ImageEncoderConfig::new().with_out_dim(8),
+            model: ImageEncoderConfig {
+                out_dim: 8,
+                ..Default::default()
+            },
             loss: LossConfig::default(),
             seed: 1,
         };

@@ -8,7 +8,10 @@
 //! `shape : size colour place` form no template produces. Every word names exactly one
 //! factor value, so the caption determines the visible part of the view (tested).
 
+use crate::config::TokenizerConfig;
 use crate::scene::{SceneWorld, View};
+use crate::tokenizer::TextTokenizer;
+use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -143,6 +146,71 @@ pub fn tokenizer_corpus(world: &SceneWorld) -> Vec<String> {
     out
 }
 
+/// The caption tokenizer: a WordPiece vocabulary of the special tokens, then every
+/// character (alone and as a `##` continuation) and every whole word the grammar can emit
+/// ([`tokenizer_corpus`]), in byte order; BERT's normaliser and pre-tokeniser.
+///
+/// Built, not trained: the HF trainer breaks ties between equally frequent merges in
+/// hash-map order, so two processes got different vocabularies (`##ght` in one, `##gh`
+/// in the other), and a caption run must be reproducible from its config alone. The
+/// trainer is still run once for the file's normaliser / pre-tokeniser / decoder layout.
+pub fn caption_tokenizer(world: &SceneWorld) -> Result<TextTokenizer> {
+    let texts = tokenizer_corpus(world);
+    let cfg = TokenizerConfig {
+        vocab_size: 64,
+        min_frequency: 1,
+        ..TokenizerConfig::default()
+    };
+    let trained = TextTokenizer::train(texts.iter().map(String::as_str), &cfg)?;
+    let mut tokens = std::collections::BTreeSet::new();
+    for text in &texts {
+        for word in bert_words(text) {
+            for c in word.chars() {
+                tokens.insert(c.to_string());
+                tokens.insert(format!("##{c}"));
+            }
+            tokens.insert(word);
+        }
+    }
+    let mut json: serde_json::Value = serde_json::from_str(&trained.to_json()?)
+        .map_err(|e| Error::invalid(format!("caption tokenizer: {e}")))?;
+    let vocab: serde_json::Map<String, serde_json::Value> = crate::tokenizer::SPECIALS
+        .iter()
+        .map(|s| s.to_string())
+        .chain(tokens)
+        .enumerate()
+        .map(|(i, t)| (t, serde_json::json!(i)))
+        .collect();
+    let slot = json
+        .pointer_mut("/model/vocab")
+        .ok_or_else(|| Error::invalid("caption tokenizer: no model.vocab"))?;
+    *slot = serde_json::Value::Object(vocab);
+    TextTokenizer::from_bytes("caption tokenizer", json.to_string().as_bytes())
+}
+
+/// BERT's pre-tokenisation of ASCII text after lower-casing: words are runs of
+/// alphanumerics; every other non-space character is a word of its own.
+fn bert_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    for c in text.to_lowercase().chars() {
+        if c.is_alphanumeric() {
+            cur.push(c);
+            continue;
+        }
+        if !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        if !c.is_whitespace() {
+            words.push(c.to_string());
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +275,25 @@ mod tests {
         };
         let h = caption(&hidden);
         assert!(h == "triangle :" || h == "wedge :", "{h}");
+    }
+
+    /// Every grammar word is one token (no `[UNK]`, no split), and two builds agree.
+    #[test]
+    fn caption_tokenizer_keeps_every_word_whole() {
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let tok = caption_tokenizer(&w).unwrap();
+        assert_eq!(
+            tok.to_json().unwrap(),
+            caption_tokenizer(&w).unwrap().to_json().unwrap()
+        );
+        for text in tokenizer_corpus(&w) {
+            let ids = tok.encode(&text).unwrap();
+            assert_eq!(ids.len(), bert_words(&text).len(), "{text}");
+            assert!(!ids.contains(&tok.unk), "{text}");
+        }
+        assert_eq!(
+            bert_words("A red-ish Circle, top"),
+            ["a", "red", "-", "ish", "circle", ",", "top"]
+        );
     }
 }

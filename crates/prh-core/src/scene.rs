@@ -74,6 +74,7 @@ pub enum ViewKind {
 
 /// How visible each factor is under one modality's corruptions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Visibility {
     /// v_i = P(factor i visible in a view), in FACTORS order.
     pub factors: [f64; 4],
@@ -81,8 +82,10 @@ pub struct Visibility {
     pub nuisance: f64,
 }
 
-/// Sizes of the world and the corruption model.
+/// Sizes of the world and the corruption model (the `[world]` section of a scene run's
+/// config; a missing field takes [`SceneConfig::demo`]'s value with seed 0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SceneConfig {
     /// Values per factor, in FACTORS order (each at most MAX_CARDINALITY).
     pub cardinality: [usize; 4],
@@ -94,6 +97,12 @@ pub struct SceneConfig {
     pub text: Visibility,
     /// Seed of p(z), q(u) and everything drawn from the world.
     pub seed: u64,
+}
+
+impl Default for SceneConfig {
+    fn default() -> Self {
+        Self::demo(0)
+    }
 }
 
 impl SceneConfig {

@@ -11,10 +11,10 @@
 //! chance     0.0100   0.0500   0.1000      50.50
 //! ```
 
-use super::metrics::{load, load_pair};
+use super::inputs::{Inputs, LayerChoice};
 use anyhow::{Context, Result, bail};
-use prh_core::features::{self, Features};
-use prh_core::linalg::{Matrix, to_row_major};
+use prh_core::features;
+use prh_core::linalg::to_row_major;
 use prh_core::preprocess::Preprocess;
 use prh_core::retrieval::{RetrievalScores, align_and_rank};
 use std::path::PathBuf;
@@ -22,10 +22,9 @@ use std::path::PathBuf;
 /// Arguments of `prh-native align`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Embeddings of modality A, [N, D] or [N, L, D].
-    pub a: PathBuf,
-    /// Embeddings of modality B, row i paired with row i of A.
-    pub b: PathBuf,
+    /// The two embedding files (A, B, --array-a, --array-b).
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Fit on the first N pairs of A and B and rank the remaining ones.
     #[arg(long, conflicts_with_all = ["fit_a", "fit_b"])]
     pub fit: Option<usize>,
@@ -35,18 +34,9 @@ pub struct Args {
     /// Fit on these B embeddings, paired row by row with --fit-a.
     #[arg(long, requires = "fit_a")]
     pub fit_b: Option<PathBuf>,
-    /// Array to read from A-side files when they hold several.
-    #[arg(long)]
-    pub array_a: Option<String>,
-    /// Array to read from B-side files when they hold several.
-    #[arg(long)]
-    pub array_b: Option<String>,
-    /// Layer of A to use for [N, L, D] inputs (default: the last).
-    #[arg(long)]
-    pub layer_a: Option<usize>,
-    /// Layer of B to use (default: the last).
-    #[arg(long)]
-    pub layer_b: Option<usize>,
+    /// Which layer of [N, L, D] inputs (--layer-a, --layer-b).
+    #[command(flatten)]
+    pub layers: LayerChoice,
     /// Skip the row L2 normalisation.
     #[arg(long)]
     pub no_normalize: bool,
@@ -58,20 +48,9 @@ pub struct Args {
     pub json: bool,
 }
 
-fn layer(f: &Features, which: Option<usize>, pre: &Preprocess) -> Result<Matrix> {
-    let l = which.unwrap_or(f.layers - 1);
-    pre.layer_matrix(f, l)
-        .with_context(|| format!("{}: choosing layer {l} of {}", f.source, f.layers))
-}
-
 /// Runs `prh-native align`.
 pub fn run(args: Args) -> Result<()> {
-    let (a, b) = load_pair(
-        &args.a,
-        args.array_a.as_deref(),
-        &args.b,
-        args.array_b.as_deref(),
-    )?;
+    let (a, b) = args.inputs.load()?;
     let (fit_a, fit_b, test_a, test_b) = match (args.fit, &args.fit_a, &args.fit_b) {
         (Some(n), None, None) => {
             if n == 0 || n >= a.n {
@@ -85,8 +64,8 @@ pub fn run(args: Args) -> Result<()> {
             (fa, fb, ta, tb)
         }
         (None, Some(pa), Some(pb)) => {
-            let fa = load(pa, args.array_a.as_deref())?;
-            let fb = load(pb, args.array_b.as_deref())?;
+            let fa = args.inputs.load_a(pa)?;
+            let fb = args.inputs.load_b(pb)?;
             features::check_same_n(&fa, &fb)
                 .context("--fit-a and --fit-b must hold the same pairs")?;
             (fa, fb, a, b)
@@ -97,14 +76,9 @@ pub fn run(args: Args) -> Result<()> {
         outlier_q: None,
         normalize: !args.no_normalize,
     };
-    let (xa, xb) = (
-        layer(&fit_a, args.layer_a, &pre)?,
-        layer(&fit_b, args.layer_b, &pre)?,
-    );
-    let (ya, yb) = (
-        layer(&test_a, args.layer_a, &pre)?,
-        layer(&test_b, args.layer_b, &pre)?,
-    );
+    let l = &args.layers;
+    let (xa, xb) = (l.a(&fit_a, &pre)?, l.b(&fit_b, &pre)?);
+    let (ya, yb) = (l.a(&test_a, &pre)?, l.b(&test_b, &pre)?);
     let r = align_and_rank(xa.as_ref(), xb.as_ref(), ya.as_ref(), yb.as_ref())
         .context("fitting and ranking")?;
     if let Some(path) = &args.save_rotation {

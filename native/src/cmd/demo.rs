@@ -9,21 +9,17 @@
 //! 2. Four JEPAs trained separately (image and caption encoders, good and bad views; no
 //!    pair ever crosses modalities), through the shared training loop.
 //! 3. A table: learned vs predicted, good vs bad; and a report folder: `results.json`,
-//!    SVG plots, checkpoints, `tokenizer.json` and embeddings (`.npy`) for the web app.
+//!    SVG plots, `tokenizer.json`, embeddings (`.npy`) for the web app, and one run folder
+//!    per encoder (`good_image/` ...: the `prh-native train` layout, resumable there).
 
-use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
-use prh_core::checkpoint::Checkpoint;
-use prh_core::demo::{
-    CpuBackend, DemoConfig, KindResults, KindTheory, caption_tokenizer, evaluate, kind_theory,
-    train_image, train_text,
-};
+use super::train_scene::run_in_folder;
+use anyhow::{Context, Result, bail};
+use prh_core::demo::{CpuBackend, DemoConfig, KindResults, KindTheory, evaluate, kind_theory};
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
-use prh_core::train::RunSink;
+use prh_core::scene_run::SceneModel;
 use serde_json::json;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -48,55 +44,10 @@ pub struct Args {
     /// Override the peak learning rate (default 2e-3).
     #[arg(long)]
     pub lr: Option<f64>,
-}
-
-/// Writes a training run's metrics and checkpoint under its folder and drives a progress
-/// bar (hidden when stderr is not a terminal).
-struct CliSink {
-    dir: PathBuf,
-    metrics: std::io::BufWriter<std::fs::File>,
-    bar: ProgressBar,
-    start: Instant,
-}
-
-impl CliSink {
-    fn new(dir: PathBuf, label: &str, steps: usize) -> Result<Self> {
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let path = dir.join("metrics.jsonl");
-        let file =
-            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-        let bar = ProgressBar::new(steps as u64);
-        bar.set_style(ProgressStyle::with_template(
-            "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
-        )?);
-        bar.set_prefix(label.to_string());
-        Ok(CliSink {
-            dir,
-            metrics: std::io::BufWriter::new(file),
-            bar,
-            start: Instant::now(),
-        })
-    }
-}
-
-impl RunSink for CliSink {
-    fn now(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
-    }
-    fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
-        let path = self.dir.join("metrics.jsonl");
-        // Flushed per line so a run can be followed (`tail -f`) while it trains.
-        writeln!(self.metrics, "{record}")
-            .and_then(|()| self.metrics.flush())
-            .map_err(|e| prh_core::Error::io(&path, e))
-    }
-    fn save(&mut self, name: &str, checkpoint: &Checkpoint) -> prh_core::Result<()> {
-        checkpoint.write(&self.dir.join(format!("{name}.ckpt")))
-    }
-    fn progress(&mut self, step: usize, _total: usize, loss: f64) {
-        self.bar.set_position(step as u64);
-        self.bar.set_message(format!("loss {loss:.4}"));
-    }
+    /// Override a field of the image and caption runs' config (the scene config of
+    /// `prh-native train`, e.g. --set loss.slices=128; repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 }
 
 fn label(kind: ViewKind) -> &'static str {
@@ -178,6 +129,17 @@ fn print_table(results: &[KindResults]) {
     }
 }
 
+/// Clears the metrics of an earlier demo in a run subfolder (the demo's own output), so
+/// a rerun into the same `--out` starts its metrics afresh.
+fn fresh_run_folder(dir: &Path) -> Result<()> {
+    let metrics = dir.join("metrics.jsonl");
+    if metrics.exists() {
+        std::fs::remove_file(&metrics)
+            .with_context(|| format!("removing the earlier {}", metrics.display()))?;
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<()> {
     let t0 = Instant::now();
     let mut cfg = if args.quick {
@@ -185,10 +147,18 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         DemoConfig::full(args.seed)
     };
-    cfg.image_steps = args.image_steps.unwrap_or(cfg.image_steps);
-    cfg.text_steps = args.text_steps.unwrap_or(cfg.text_steps);
-    cfg.lr = args.lr.unwrap_or(cfg.lr);
-    let world = SceneWorld::new(cfg.world.clone()).context("building the scene world")?;
+    let mut sets = args.set.clone();
+    if let Some(steps) = args.image_steps {
+        cfg.image.run.steps = steps;
+    }
+    if let Some(steps) = args.text_steps {
+        cfg.caption.run.steps = steps;
+    }
+    if let Some(lr) = args.lr {
+        sets.push(format!("optim.lr={lr:e}"));
+    }
+    cfg.apply(&sets).context("--set")?;
+    let world = SceneWorld::new(cfg.image.world.clone()).context("building the scene world")?;
     let d = cfg.d();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -204,35 +174,35 @@ pub fn run(args: Args) -> Result<()> {
         .map(|k| kind_theory(&world, k, d).with_context(|| format!("theory of {} views", label(k))))
         .collect::<Result<_>>()?;
     theories.iter().for_each(print_theory);
-    // 2. Training: each modality and view kind separately; no cross-modal pair anywhere.
-    let tokenizer = caption_tokenizer(&world).context("training the caption tokenizer")?;
-    write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+    // 2. Training: each modality and view kind separately, each a scene run of
+    // `prh-native train` in its own run folder; no cross-modal pair anywhere.
     let device = Default::default();
     let emb_dir = args.out.join("embeddings");
     std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
     println!(
         "\ntraining 4 encoders ({} image steps, {} caption steps each) ...",
-        cfg.image_steps, cfg.text_steps
+        cfg.image.run.steps, cfg.caption.run.steps
     );
     let mut results = Vec::new();
     for t in &theories {
         let k = label(t.kind);
-        let mut sink = CliSink::new(
-            args.out.join(format!("{k}_image")),
-            &format!("{k} image"),
-            cfg.image_steps,
-        )?;
-        let image = train_image::<CpuBackend>(&world, t.kind, &cfg, &mut sink, &device)
-            .with_context(|| format!("training the {k}-view image encoder"))?;
-        sink.bar.finish();
-        let mut sink = CliSink::new(
-            args.out.join(format!("{k}_text")),
-            &format!("{k} text"),
-            cfg.text_steps,
-        )?;
-        let text = train_text::<CpuBackend>(&world, t.kind, &cfg, &tokenizer, &mut sink, &device)
-            .with_context(|| format!("training the {k}-view caption encoder"))?;
-        sink.bar.finish();
+        let train = |m: Modality, name: &str| -> Result<SceneModel<_>> {
+            let dir = args.out.join(format!("{k}_{name}"));
+            fresh_run_folder(&dir)?;
+            let run_cfg = cfg.run_config(m, t.kind);
+            let tag = format!("{k} {name}");
+            run_in_folder::<CpuBackend>(&run_cfg, &dir, None, false, &device, Some(&tag))
+                .map(|out| out.model)
+                .with_context(|| format!("training the {k}-view {name} encoder"))
+        };
+        let image = train(Modality::Image, "image")?;
+        let text = train(Modality::Text, "text")?;
+        let (SceneModel::Image(image), SceneModel::Caption(text, tokenizer)) = (image, text) else {
+            bail!("internal: a scene run returned the other modality's encoder");
+        };
+        if t.kind == ViewKind::Good {
+            write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+        }
         println!(
             "  {k}-view encoders trained ({:.0} s so far)",
             t0.elapsed().as_secs_f64()
@@ -245,7 +215,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     // 3. Report.
     print_table(&results);
-    let (iv, tv) = prh_core::demo::paired_views(&world, cfg.seed ^ 0xe7a1 ^ 2);
+    let (iv, tv) = prh_core::demo::paired_views(&world, prh_core::demo::paired_seed(cfg.seed));
     let states: Vec<_> = iv
         .iter()
         .zip(&tv)

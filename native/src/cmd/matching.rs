@@ -16,33 +16,23 @@
 //! On isotropic Gaussian data the search gets harder with noise: with 0.6 noise per
 //! coordinate it stops in a local optimum (objective above `objective (truth)`).
 
-use super::metrics::load_pair;
+use super::inputs::{Inputs, LayerChoice};
 use anyhow::{Context, Result};
 use prh_core::linalg::Matrix;
 use prh_core::matching::{MatchOptions, accuracy, match_points, qap_objective, seeded_permutation};
 use prh_core::preprocess::Preprocess;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `prh-native match`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Embeddings of modality A, [N, D] or [N, L, D].
-    pub a: PathBuf,
-    /// Embeddings of modality B; row i is A's row i's true partner (used only to score).
-    pub b: PathBuf,
-    /// Array to read from A when the file holds several.
-    #[arg(long)]
-    pub array_a: Option<String>,
-    /// Array to read from B when the file holds several.
-    #[arg(long)]
-    pub array_b: Option<String>,
-    /// Layer of A for [N, L, D] inputs (default: the last).
-    #[arg(long)]
-    pub layer_a: Option<usize>,
-    /// Layer of B (default: the last).
-    #[arg(long)]
-    pub layer_b: Option<usize>,
+    /// The two embedding files (A, B, --array-a, --array-b); row i of B is the true
+    /// partner of row i of A, used only to score.
+    #[command(flatten)]
+    pub inputs: Inputs,
+    /// Which layer of [N, L, D] inputs (--layer-a, --layer-b).
+    #[command(flatten)]
+    pub layers: LayerChoice,
     /// Random FAQ restarts besides the Gromov–Wasserstein and barycentre starts.
     #[arg(long, default_value_t = 8)]
     pub restarts: usize,
@@ -59,21 +49,9 @@ pub struct Args {
 
 /// Runs `prh-native match`.
 pub fn run(args: Args) -> Result<()> {
-    let (a, b) = load_pair(
-        &args.a,
-        args.array_a.as_deref(),
-        &args.b,
-        args.array_b.as_deref(),
-    )?;
+    let (a, b) = args.inputs.load()?;
     let pre = Preprocess::normalize_only();
-    let la = args.layer_a.unwrap_or(a.layers - 1);
-    let lb = args.layer_b.unwrap_or(b.layers - 1);
-    let xa = pre
-        .layer_matrix(&a, la)
-        .with_context(|| format!("{}: layer {la}", a.source))?;
-    let xb = pre
-        .layer_matrix(&b, lb)
-        .with_context(|| format!("{}: layer {lb}", b.source))?;
+    let (xa, xb) = (args.layers.a(&a, &pre)?, args.layers.b(&b, &pre)?);
     let n = xa.nrows();
     // Hide B's order from the solver: B' row i = B row pi[i]; A row pi[i] then pairs with B' row i.
     let pi = seeded_permutation(n, args.seed);

@@ -19,25 +19,17 @@
 //! mutual_knn null over 100 shuffles: 0.020326 ± 0.002359 (chance k/(N-1) = 0.020040); z = 153.5
 //! ```
 
+use super::inputs::Inputs;
 use anyhow::{Context, Result, bail};
-use prh_core::features::{self, Features};
 use prh_core::metrics::{MetricOptions, measure};
 use prh_core::preprocess::Preprocess;
-use std::path::{Path, PathBuf};
 
 /// Arguments of `prh-native metrics`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Embeddings of modality A: .npy, .npz or .safetensors, shape [N, D] or [N, L, D].
-    pub a: PathBuf,
-    /// Embeddings of modality B (row i describes the same sample as row i of A).
-    pub b: PathBuf,
-    /// Array to read from A when the file holds several (.npz / .safetensors).
-    #[arg(long)]
-    pub array_a: Option<String>,
-    /// Array to read from B when the file holds several.
-    #[arg(long)]
-    pub array_b: Option<String>,
+    /// The two embedding files (A, B, --array-a, --array-b).
+    #[command(flatten)]
+    pub inputs: Inputs,
     /// Neighbours per sample (PRH: 10).
     #[arg(long, default_value_t = 10)]
     pub k: usize,
@@ -67,33 +59,9 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Loads one embedding file with a message naming it on failure.
-pub fn load(path: &Path, array: Option<&str>) -> Result<Features> {
-    features::load(path, array).with_context(|| format!("reading embeddings {}", path.display()))
-}
-
-/// Loads the two sides and checks that they describe the same N samples.
-pub fn load_pair(
-    a: &Path,
-    array_a: Option<&str>,
-    b: &Path,
-    array_b: Option<&str>,
-) -> Result<(Features, Features)> {
-    let fa = load(a, array_a)?;
-    let fb = load(b, array_b)?;
-    features::check_same_n(&fa, &fb)
-        .context("the two embedding files must have one row per shared sample")?;
-    Ok((fa, fb))
-}
-
 /// Runs `prh-native metrics`.
 pub fn run(args: Args) -> Result<()> {
-    let (a, b) = load_pair(
-        &args.a,
-        args.array_a.as_deref(),
-        &args.b,
-        args.array_b.as_deref(),
-    )?;
+    let (a, b) = args.inputs.load()?;
     if !(args.outlier_q > 0.0 && args.outlier_q <= 1.0) {
         bail!("--outlier-q {} must lie in (0, 1]", args.outlier_q);
     }
@@ -111,12 +79,13 @@ pub fn run(args: Args) -> Result<()> {
             },
             normalize: !args.no_normalize,
         },
+        ..MetricOptions::default()
     };
     let r = measure(&a, &b, &opts).with_context(|| {
         format!(
             "measuring {} against {}",
-            args.a.display(),
-            args.b.display()
+            args.inputs.a.display(),
+            args.inputs.b.display()
         )
     })?;
     if args.json {

@@ -98,13 +98,62 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
 }
 
 /// Metrics, checkpoints and progress into a run folder.
-struct FsSink {
+pub(crate) struct FsSink {
     dir: PathBuf,
     metrics: std::fs::File,
-    bar: Option<ProgressBar>,
+    pub(crate) bar: Option<ProgressBar>,
     start: Instant,
     log_every: usize,
     first_step: usize,
+}
+
+impl FsSink {
+    /// Opens `dir/metrics.jsonl` for appending; on a restart (`--resume`) first drops the
+    /// lines logged after `start_step`, the checkpoint's step (they will be redone). A
+    /// progress bar when stderr is a terminal.
+    pub(crate) fn open(
+        dir: &Path,
+        restart: bool,
+        start_step: usize,
+        run: &prh_core::config::RunConfig,
+    ) -> Result<Self> {
+        let metrics_path = dir.join("metrics.jsonl");
+        if restart && metrics_path.exists() {
+            let kept: String = std::fs::read_to_string(&metrics_path)?
+                .lines()
+                .filter(|l| {
+                    serde_json::from_str::<serde_json::Value>(l)
+                        .ok()
+                        .and_then(|v| v["step"].as_u64())
+                        .is_some_and(|s| s as usize <= start_step)
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            write_atomic(&metrics_path, kept.as_bytes())?;
+        }
+        let metrics = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&metrics_path)
+            .with_context(|| format!("opening {}", metrics_path.display()))?;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(run.steps as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_position(start_step as u64);
+            bar
+        });
+        Ok(FsSink {
+            dir: dir.to_path_buf(),
+            metrics,
+            bar,
+            start: Instant::now(),
+            log_every: run.log_every,
+            first_step: start_step,
+        })
+    }
 }
 
 impl RunSink for FsSink {
@@ -208,7 +257,30 @@ fn heldout(
         .unzip())
 }
 
+/// The folder of a new run from config `p`: `--out`, else `runs/<config name>`; refuses
+/// one that already holds a run (that one continues with `--resume`).
+pub(crate) fn new_run_dir(args: &Args, p: &Path) -> Result<PathBuf> {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "run".into());
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs").join(stem));
+    if dir.join("metrics.jsonl").exists() {
+        bail!(
+            "{} already holds a run; continue it with --resume {0} or choose another --out",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
 fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+    if super::train_scene::is_scene(args) {
+        return super::train_scene::train_on::<B>(args, device);
+    }
     // Config, run folder and (on resume) the checkpoint.
     let (cfg, dir, resume) = match &args.resume {
         Some(dir) => {
@@ -239,21 +311,7 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
             let text =
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "run".into());
-            let dir = args
-                .out
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("runs").join(stem));
-            if dir.join("metrics.jsonl").exists() {
-                bail!(
-                    "{} already holds a run; continue it with --resume {0} or choose another --out",
-                    dir.display()
-                );
-            }
-            (cfg, dir, None)
+            (cfg, new_run_dir(args, p)?, None)
         }
     };
     std::fs::create_dir_all(dir.join("checkpoints"))
@@ -334,44 +392,8 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
             k: cfg.eval.k,
         });
     }
-    // Metrics: on resume, drop lines logged after the checkpoint (they will be redone).
-    let metrics_path = dir.join("metrics.jsonl");
     let start_step = resume.as_ref().map_or(0, |c| c.meta.step);
-    if resume.is_some() && metrics_path.exists() {
-        let kept: String = std::fs::read_to_string(&metrics_path)?
-            .lines()
-            .filter(|l| {
-                serde_json::from_str::<serde_json::Value>(l)
-                    .ok()
-                    .and_then(|v| v["step"].as_u64())
-                    .is_some_and(|s| s as usize <= start_step)
-            })
-            .map(|l| format!("{l}\n"))
-            .collect();
-        write_atomic(&metrics_path, kept.as_bytes())?;
-    }
-    let metrics = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&metrics_path)
-        .with_context(|| format!("opening {}", metrics_path.display()))?;
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = ProgressBar::new(cfg.run.steps as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar.set_position(start_step as u64);
-        bar
-    });
-    let mut sink = FsSink {
-        dir: dir.clone(),
-        metrics,
-        bar,
-        start: Instant::now(),
-        log_every: cfg.run.log_every,
-        first_step: start_step,
-    };
+    let mut sink = FsSink::open(&dir, resume.is_some(), start_step, &cfg.run)?;
     eprintln!(
         "training {:?} {} ({} groups, vocab {}, {} params) on {} into {}",
         cfg.run.objective,

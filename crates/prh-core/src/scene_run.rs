@@ -1,0 +1,453 @@
+//! A JEPA run on the scene world (paper §3–4 with pixels or captions, issue 7): its typed
+//! config, the task it builds, training through the shared loop and embedding. This is
+//! what `prh-native train` runs when a config says `[task] kind = "scene-image"` or
+//! `"scene-caption"`, and what `prh-native demo` runs four times, so the image JEPA has
+//! one way to be configured.
+//!
+//! ```text
+//! $ prh-native train --config configs/image-good.toml --out runs/image-good
+//! $ prh-native train --config configs/image-good.toml --out runs/ig --set run.stop_at=100
+//! $ prh-native train --resume runs/ig        # continues exactly
+//! ```
+//!
+//! Sections: `[task]`, `[run]` (`objective = "good" | "bad"` picks the views), `[loss]`
+//! and `[optim]` are the text config's own types with the same defaults; `[world]`,
+//! `[views]`, `[image]` and `[caption]` are the scene's. Every field has a default, so a
+//! file names only what it changes; unknown keys are errors naming the nearest valid key.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::Checkpoint;
+use crate::config::{
+    LossConfig, Objective, OptimConfig, RunConfig, TaskConfig, TaskKind, parse_toml,
+};
+use crate::encoder::{EncoderSpec, TextEncoder};
+use crate::image_encoder::{
+    CaptionJepaTask, ImageEncoder, ImageEncoderConfig, ImageJepaTask, SceneViewSampler,
+    embed_captions, embed_views,
+};
+use crate::scene::{Modality, SceneConfig, SceneWorld, View, ViewKind};
+use crate::tokenizer::TextTokenizer;
+use crate::train::{RunSink, train};
+use crate::{Error, Result};
+use burn::module::AutodiffModule;
+use burn::prelude::Backend;
+use burn::tensor::backend::AutodiffBackend;
+
+/// How views are drawn (paper §3: good = two renderings of one state, bad = two
+/// corruptions of one rendering; which one is `run.objective`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SceneViewsConfig {
+    /// Views per state (all global: each is pulled to their mean).
+    pub views: usize,
+    /// States per batch.
+    pub batch_size: usize,
+}
+
+impl Default for SceneViewsConfig {
+    fn default() -> Self {
+        Self {
+            views: 4,
+            batch_size: 64,
+        }
+    }
+}
+
+/// The caption encoder (the shared BERT-style [`crate::encoder::TextEncoder`], mean
+/// pooling, a projector to `out_dim`) and its tokenizer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CaptionConfig {
+    /// Transformer width.
+    pub d_model: usize,
+    /// Transformer layers.
+    pub layers: usize,
+    /// Attention heads (must divide `d_model`).
+    pub heads: usize,
+    /// Feed-forward width.
+    pub d_ff: usize,
+    /// Longest caption in tokens (learned positions; the grammar's captions are shorter).
+    pub max_len: usize,
+    /// Embedding width after the projector (0: the world's d).
+    pub out_dim: usize,
+    /// Existing `tokenizer.json` to load ("" = build
+    /// [`crate::render_text::caption_tokenizer`]'s).
+    pub tokenizer: String,
+}
+
+impl Default for CaptionConfig {
+    fn default() -> Self {
+        Self {
+            d_model: 64,
+            layers: 2,
+            heads: 4,
+            d_ff: 128,
+            max_len: 24,
+            out_dim: 0,
+            tokenizer: String::new(),
+        }
+    }
+}
+
+/// The whole configuration of a scene JEPA run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SceneTrainConfig {
+    /// `scene-image` or `scene-caption`.
+    pub task: TaskConfig,
+    /// Run length, seed, objective (`good` / `bad` views) and logging cadence.
+    pub run: RunConfig,
+    /// The scene world (sizes, visibilities, seed).
+    pub world: SceneConfig,
+    /// View sampling.
+    pub views: SceneViewsConfig,
+    /// Image encoder sizes (`scene-image`).
+    pub image: ImageEncoderConfig,
+    /// Caption encoder sizes and tokenizer (`scene-caption`).
+    pub caption: CaptionConfig,
+    /// JEPA loss (invariance + lambda SIGReg).
+    pub loss: LossConfig,
+    /// AdamW and its schedule.
+    pub optim: OptimConfig,
+}
+
+impl Default for SceneTrainConfig {
+    fn default() -> Self {
+        Self {
+            task: TaskConfig {
+                kind: TaskKind::SceneImage,
+            },
+            run: RunConfig::default(),
+            world: SceneConfig::default(),
+            views: SceneViewsConfig::default(),
+            image: ImageEncoderConfig::default(),
+            caption: CaptionConfig::default(),
+            loss: LossConfig::default(),
+            optim: OptimConfig::default(),
+        }
+    }
+}
+
+impl SceneTrainConfig {
+    /// Parses TOML text (`source` names it in errors) after `overrides` (`key.path=value`),
+    /// fills the `out_dim = 0` widths with the world's d, and validates.
+    pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self> {
+        let mut cfg: SceneTrainConfig = parse_toml(source, text, overrides)?;
+        cfg.resolve();
+        cfg.validate(source)?;
+        Ok(cfg)
+    }
+
+    /// Replaces `out_dim = 0` by d, so the saved config states the width used.
+    pub fn resolve(&mut self) {
+        let d = self.d();
+        if self.image.out_dim == 0 {
+            self.image.out_dim = d;
+        }
+        if self.caption.out_dim == 0 {
+            self.caption.out_dim = d;
+        }
+    }
+
+    /// The resolved config as TOML (saved in each run folder and checkpoint).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+    }
+
+    /// Representation dimension d = sum_f (|values of f| - 1): the single-factor
+    /// directions, the top of the good-view spectrum (paper §2).
+    pub fn d(&self) -> usize {
+        self.world
+            .cardinality
+            .iter()
+            .map(|c| c.saturating_sub(1))
+            .sum()
+    }
+
+    /// The modality the task observes.
+    pub fn modality(&self) -> Result<Modality> {
+        match self.task.kind {
+            TaskKind::SceneImage => Ok(Modality::Image),
+            TaskKind::SceneCaption => Ok(Modality::Text),
+            TaskKind::Text => Err(Error::invalid(
+                "task.kind = \"text\" is read by config::TrainConfig, not the scene config",
+            )),
+        }
+    }
+
+    /// Good or bad views, from `run.objective`.
+    pub fn view_kind(&self) -> Result<ViewKind> {
+        match self.run.objective {
+            Objective::Good => Ok(ViewKind::Good),
+            Objective::Bad => Ok(ViewKind::Bad),
+            Objective::NextToken => Err(Error::invalid(
+                "run.objective: scene tasks are JEPAs, expected `good` or `bad`",
+            )),
+        }
+    }
+
+    /// Checks what serde cannot: task and objective, the world, positive sizes.
+    pub fn validate(&self, source: &str) -> Result<()> {
+        let bad = |field: &str, msg: String| Err(Error::format(source, field, msg));
+        if let Err(e) = self.modality() {
+            return bad("task.kind", e.to_string());
+        }
+        if let Err(e) = self.view_kind() {
+            return bad("run.objective", e.to_string());
+        }
+        if let Err(e) = SceneWorld::new(self.world.clone()) {
+            return bad("world", e.to_string());
+        }
+        if self.run.steps == 0 {
+            return bad("run.steps", "expected at least 1".into());
+        }
+        if self.views.views < 2 {
+            return bad(
+                "views.views",
+                "expected at least 2 (the invariance term pulls views together)".into(),
+            );
+        }
+        if self.views.batch_size < 2 {
+            return bad(
+                "views.batch_size",
+                "expected at least 2 (SIGReg needs a batch)".into(),
+            );
+        }
+        if self.loss.slices == 0 || self.loss.knots < 2 {
+            return bad("loss.slices", "expected slices >= 1 and knots >= 2".into());
+        }
+        match self.modality()? {
+            Modality::Image => {
+                if let Err(e) = self.image.check() {
+                    return bad("image", e.to_string());
+                }
+            }
+            Modality::Text => {
+                let c = &self.caption;
+                if c.heads == 0 || !c.d_model.is_multiple_of(c.heads) {
+                    return bad(
+                        "caption.heads",
+                        "d_model must be a positive multiple of heads".into(),
+                    );
+                }
+                if c.layers == 0 || c.d_ff == 0 || c.out_dim == 0 || c.max_len < 4 {
+                    return bad(
+                        "caption",
+                        "expected layers, d_ff, out_dim >= 1 and max_len >= 4".into(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The scene world the config describes.
+    pub fn build_world(&self) -> Result<SceneWorld> {
+        SceneWorld::new(self.world.clone())
+    }
+
+    /// The view sampler of this run's modality and view kind.
+    pub fn sampler(&self, world: &SceneWorld) -> Result<SceneViewSampler> {
+        Ok(SceneViewSampler {
+            world: world.clone(),
+            modality: self.modality()?,
+            kind: self.view_kind()?,
+            views: self.views.views,
+            batch: self.views.batch_size,
+        })
+    }
+
+    /// The image JEPA task ([`ImageJepaTask`]) of this config.
+    pub fn image_task(&self, world: &SceneWorld) -> Result<ImageJepaTask> {
+        Ok(ImageJepaTask {
+            sampler: self.sampler(world)?,
+            model: self.image.clone(),
+            loss: self.loss.clone(),
+            seed: self.run.seed,
+        })
+    }
+
+    /// The caption encoder's architecture for a vocabulary of `vocab` tokens.
+    pub fn caption_spec(&self, vocab: usize) -> EncoderSpec {
+        let c = &self.caption;
+        EncoderSpec {
+            vocab,
+            d_model: c.d_model,
+            layers: c.layers,
+            heads: c.heads,
+            d_ff: c.d_ff,
+            max_len: c.max_len,
+            cls_pooling: false,
+            projector_dim: c.out_dim,
+            dropout: 0.0,
+            causal: false,
+        }
+    }
+
+    /// The caption JEPA task ([`CaptionJepaTask`]) of this config with `tokenizer`.
+    pub fn caption_task(
+        &self,
+        world: &SceneWorld,
+        tokenizer: &TextTokenizer,
+    ) -> Result<CaptionJepaTask> {
+        Ok(CaptionJepaTask {
+            sampler: self.sampler(world)?,
+            spec: self.caption_spec(tokenizer.vocab_size()),
+            tokenizer: tokenizer.clone(),
+            loss: self.loss.clone(),
+            seed: self.run.seed,
+        })
+    }
+
+    /// Whether a checkpoint written under `other` has this config's architecture (burn's
+    /// record loading panics on a mismatch, so this is checked first).
+    pub fn same_model(&self, other: &SceneTrainConfig) -> bool {
+        self.task == other.task
+            && match self.task.kind {
+                TaskKind::SceneCaption => self.caption == other.caption,
+                _ => self.image == other.image,
+            }
+    }
+}
+
+/// The states a run's embeddings export holds: for every state z (in
+/// [`SceneWorld::state`]'s order), one uncorrupted rendering of modality `m` with its
+/// nuisance drawn from q_m, seeded.
+pub fn export_views(world: &SceneWorld, m: Modality, seed: u64) -> Vec<View> {
+    let (image, text) = crate::demo::paired_views(world, seed);
+    match m {
+        Modality::Image => image,
+        Modality::Text => text,
+    }
+}
+
+/// A trained (or freshly loaded) scene encoder of either modality.
+#[derive(Debug)]
+pub enum SceneModel<B: Backend> {
+    /// The image JEPA's patch encoder.
+    Image(ImageEncoder<B>),
+    /// The caption JEPA's text encoder, with the tokenizer it reads.
+    Caption(TextEncoder<B>, TextTokenizer),
+}
+
+impl<B: Backend> SceneModel<B> {
+    /// Embeds views of the model's modality (inference, chunks of 256).
+    ///
+    /// # Shapes
+    /// `views [n]` -> `n` rows of `out_dim` f64
+    pub fn embed(&self, views: &[View], device: &B::Device) -> Result<Vec<Vec<f64>>> {
+        match self {
+            SceneModel::Image(m) => embed_views(m, views, device),
+            SceneModel::Caption(m, tok) => embed_captions(m, tok, views, device),
+        }
+    }
+}
+
+/// What [`train_scene`] returns.
+#[derive(Debug)]
+pub struct SceneTrained<B: Backend> {
+    /// The frozen (inference) model.
+    pub model: SceneModel<B>,
+    /// Steps done in total (including those before a resume).
+    pub steps: usize,
+    /// Last logged total loss.
+    pub last_loss: f64,
+}
+
+/// Trains `cfg`'s JEPA (image or caption, good or bad views) through the shared loop
+/// ([`train`]: invariance + lambda SIGReg, AdamW, clipping, guards), from `resume` if
+/// given; metrics and checkpoints (carrying `cfg.to_toml()`) go to `sink`. The caption
+/// task needs its `tokenizer`.
+pub fn train_scene<B: AutodiffBackend>(
+    cfg: &SceneTrainConfig,
+    world: &SceneWorld,
+    tokenizer: Option<&TextTokenizer>,
+    resume: Option<&Checkpoint>,
+    sink: &mut dyn RunSink,
+    device: &B::Device,
+) -> Result<SceneTrained<B::InnerBackend>> {
+    let toml = cfg.to_toml()?;
+    match cfg.modality()? {
+        Modality::Image => {
+            let mut task = cfg.image_task(world)?;
+            let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+            Ok(SceneTrained {
+                model: SceneModel::Image(out.model.valid()),
+                steps: out.steps,
+                last_loss: out.last_loss,
+            })
+        }
+        Modality::Text => {
+            let tok =
+                tokenizer.ok_or_else(|| Error::invalid("the caption JEPA needs its tokenizer"))?;
+            let mut task = cfg.caption_task(world, tok)?;
+            let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+            Ok(SceneTrained {
+                model: SceneModel::Caption(out.model.valid(), tok.clone()),
+                steps: out.steps,
+                last_loss: out.last_loss,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_resolve_the_width_to_d_and_round_trip() {
+        let c = SceneTrainConfig::from_toml("t", "[task]\nkind = \"scene-image\"\n", &[]).unwrap();
+        // The demo world: 4 x 4 x 3 x 4 values, d = 3 + 3 + 2 + 3.
+        assert_eq!((c.d(), c.image.out_dim, c.caption.out_dim), (11, 11, 11));
+        assert_eq!(c.loss, LossConfig::default());
+        let back = SceneTrainConfig::from_toml("t", &c.to_toml().unwrap(), &[]).unwrap();
+        assert_eq!(back, c);
+        let q = SceneTrainConfig::from_toml(
+            "t",
+            "[task]\nkind = \"scene-caption\"\n[world]\ncardinality = [3, 3, 2, 4]\n",
+            &["run.objective=bad".into(), "caption.out_dim=5".into()],
+        )
+        .unwrap();
+        assert_eq!((q.d(), q.caption.out_dim, q.image.out_dim), (8, 5, 8));
+        assert_eq!(q.modality().unwrap(), Modality::Text);
+        assert_eq!(q.view_kind().unwrap(), ViewKind::Bad);
+        assert_eq!(q.caption_spec(100).projector_dim, 5);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = |text: &str| {
+            SceneTrainConfig::from_toml("img.toml", text, &[])
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err("[task]\nkind = \"scene-image\"\n[image]\npatchh = 2\n");
+        assert!(
+            e.contains("img.toml") && e.contains("did you mean `patch`?"),
+            "{e}"
+        );
+        let e = err("[task]\nkind = \"scene-image\"\n[image]\npatch = 5\n");
+        assert!(e.contains("image") && e.contains("divide"), "{e}");
+        let e = err("[task]\nkind = \"scene-image\"\n[run]\nobjective = \"next-token\"\n");
+        assert!(e.contains("run.objective"), "{e}");
+        let e = err("[task]\nkind = \"text\"\n");
+        assert!(e.contains("task.kind"), "{e}");
+        let e = err("[task]\nkind = \"scene-image\"\n[world]\ncardinality = [9, 3, 2, 4]\n");
+        assert!(e.contains("world"), "{e}");
+        let e = err("[task]\nkind = \"scene-image\"\n[views]\nviews = 1\n");
+        assert!(e.contains("views.views"), "{e}");
+    }
+
+    #[test]
+    fn same_model_compares_the_trained_architecture_only() {
+        let a = SceneTrainConfig::from_toml("t", "", &[]).unwrap();
+        let mut b = a.clone();
+        b.optim.lr *= 2.0;
+        b.caption.d_model = 32;
+        assert!(a.same_model(&b), "image runs ignore the caption section");
+        b.image.hidden = 64;
+        assert!(!a.same_model(&b));
+    }
+}
