@@ -16,6 +16,9 @@
 # - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
 # - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
 # Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test).
+# The e2e test also launches Chromium with --enable-unsafe-webgpu (Debian's chromium ships
+# SwiftShader, a CPU WebGPU adapter) to check the WebGPU embeddings against the CPU ones.
+# Browser timings (not part of CI): node tests/web/bench.mjs after this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -26,6 +29,11 @@ TOOLS=${PRH_TOOLS:-/opt/prh-tools}
 WASM_BINDGEN_VERSION=0.2.130
 PROFILE=${PRH_WASM_PROFILE:-dev}   # dev: deps at opt-level 2 (workspace Cargo.toml)
 PROFILE_DIR=$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
+# faer's eigen/SVD kernels are generic, so they are compiled inside prh-core (and the
+# spectral lab's code in prh-web): at the workspace's dev opt-level 1 an alpha change at
+# 400 observations took ~220 ms in the page; opt-level 3 for these two crates only keeps
+# the build incremental (docs/benchmarks.md, Browser).
+WASM_OPT=(--config 'profile.dev.package.prh-core.opt-level=3' --config 'profile.dev.package.prh-web.opt-level=3')
 
 step() { echo "--- [web $(date -u +%H:%M:%S)] $*"; }
 
@@ -51,12 +59,12 @@ NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
 ls -l "$NATIVE"
 
 step "prh-web for wasm32 (profile $PROFILE, target dir $WASM_TARGET_DIR)"
-CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo build -p prh-web --target wasm32-unknown-unknown --profile "$PROFILE"
+CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo build "${WASM_OPT[@]}" -p prh-web --target wasm32-unknown-unknown --profile "$PROFILE"
 WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/$PROFILE_DIR/prh-web.wasm"
 
 step "wasm-bindgen-test: core numerics in wasm32 equal the native reference values"
 CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$TOOLS/bin/wasm-bindgen-test-runner" \
-  cargo test -p prh-web --target wasm32-unknown-unknown --test core_numerics
+  cargo test "${WASM_OPT[@]}" -p prh-web --target wasm32-unknown-unknown --test core_numerics
 
 step "dist/: wasm-bindgen + the page trunk would write"
 rm -rf dist

@@ -255,11 +255,12 @@ async function alignment(page, url, dir) {
   // web/make_demo.sh) with a point hovered: its neighbours are ringed in both spaces.
   await page.click("#load-demo");
   await page.waitForFunction(() => document.querySelector("#info-b")?.textContent.includes("demo_b.npy") && !document.querySelector("#busy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  // A brushed selection: red in both spaces, its neighbours ringed.
   const ca = await (await page.$("#scatter-a")).boundingBox();
-  for (let dx = 0; dx < 60; dx += 4) {
-    await page.mouse.move(ca.x + ca.width / 2 + dx, ca.y + ca.height / 2 - dx / 2);
-    if (!(await page.$eval("#hover-info", (e) => e.textContent)).startsWith("hover")) break;
-  }
+  await page.mouse.move(ca.x + ca.width / 2 + 10, ca.y + ca.height / 2 - 40);
+  await page.mouse.down();
+  await page.mouse.move(ca.x + ca.width / 2 + 45, ca.y + ca.height / 2 - 5, { steps: 4 });
+  await page.mouse.up();
   await page.screenshot({ path: join(SHOTS, "alignment-lab.png"), fullPage: true });
 }
 

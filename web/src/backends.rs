@@ -12,7 +12,7 @@ use prh_core::backend::burn;
 use prh_core::encoder::{EncoderSpec, TextEncoder};
 use prh_core::text_task::{padded_tensors, uses_cls};
 use prh_core::tokenizer::TextTokenizer;
-use prh_core::views::pad_rows;
+use prh_core::views::{Padded, pad_rows};
 use std::cell::RefCell;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -128,9 +128,40 @@ async fn create_device() -> Result<(burn::tensor::Device<Gpu>, String), String> 
     Err("WebGPU exists only in the browser build".into())
 }
 
+/// Pads a batch to exactly `[rows, len]`. Extra columns are padding (masked, so attention
+/// and pooling ignore them); extra rows hold one unmasked token and are dropped after the
+/// forward pass. On WebGPU every new tensor shape costs kernel compilation and autotuning,
+/// so one fixed shape per batch is much faster than the CPU path's shortest padding.
+///
+/// # Shapes
+/// `p [n, l]` -> `[rows, len]` with rows >= n, len >= l.
+fn fixed_shape(p: &Padded, rows: usize, len: usize, pad_id: u32) -> Padded {
+    let (rows, len) = (rows.max(p.n), len.max(p.len));
+    let mut ids = vec![i64::from(pad_id); rows * len];
+    let mut pad = vec![true; rows * len];
+    for r in 0..rows {
+        for c in 0..len {
+            if r < p.n && c < p.len {
+                ids[r * len + c] = p.ids[r * p.len + c];
+                pad[r * len + c] = p.pad[r * p.len + c];
+            } else if r >= p.n && c == 0 {
+                pad[r * len] = false;
+            }
+        }
+    }
+    Padded {
+        ids,
+        pad,
+        n: rows,
+        len,
+    }
+}
+
 /// Embeds `texts` on backend `B`: tokenise, truncate to the context (leaving room for
 /// [CLS] when the model uses it), pad, take [`TextEncoder::represent`] (the pooled last
-/// hidden state), and read each batch back asynchronously.
+/// hidden state), and read each batch back asynchronously. `fixed`: pad every batch to
+/// `[batch, max_len]` ([`fixed_shape`], for WebGPU); otherwise to the batch's longest text
+/// as `prh_core::text_task::embed_texts` does.
 ///
 /// # Shapes
 /// `texts` n strings -> row-major `[n, d_model]`.
@@ -139,7 +170,7 @@ pub async fn embed<B: Backend>(
     spec: &EncoderSpec,
     tok: &TextTokenizer,
     texts: &[String],
-    batch: usize,
+    (batch, fixed): (usize, bool),
     device: &burn::tensor::Device<B>,
 ) -> Result<Vec<f32>, String> {
     let cls = uses_cls(spec).then_some(tok.cls);
@@ -155,13 +186,18 @@ pub async fn embed<B: Backend>(
             })
             .collect::<Result<_, String>>()?;
         let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
-        let (i, p) = padded_tensors::<B>(&pad_rows(&rows, cls, tok.pad), device);
+        let mut padded = pad_rows(&rows, cls, tok.pad);
+        if fixed {
+            padded = fixed_shape(&padded, batch.max(1), spec.max_len, tok.pad);
+        }
+        let (i, p) = padded_tensors::<B>(&padded, device);
         let z = model
             .represent(i, p)
             .into_data_async()
             .await
             .map_err(|e| format!("reading the embeddings back: {e:?}"))?;
-        out.extend(z.iter::<f32>());
+        // Only the batch's own rows (fixed-shape batches carry filler rows).
+        out.extend(z.iter::<f32>().take(chunk.len() * spec.d_model));
     }
     Ok(out)
 }

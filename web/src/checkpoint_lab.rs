@@ -25,8 +25,11 @@ a singer performs for a crowd";
 /// Where the page's demo bundle lives (trained by `configs/tiny.toml`, see the README).
 const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
 
-/// Texts per forward pass.
+/// Texts per forward pass on the CPU (as `prh-native embed`'s reference values were made).
 const BATCH: usize = 16;
+/// Texts per forward pass on WebGPU, every batch padded to one shape (fewer, larger
+/// dispatches; see `backends::fixed_shape`).
+const GPU_BATCH: usize = 64;
 
 /// A loaded bundle: the CPU model, and the bytes to build the WebGPU one from on demand.
 pub struct Loaded {
@@ -123,7 +126,7 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
                 &b.spec,
                 &b.tokenizer,
                 &texts,
-                BATCH,
+                (BATCH, false),
                 &Default::default(),
             )
             .await?;
@@ -145,7 +148,7 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
                 &gpu.spec,
                 &gpu.tokenizer,
                 &texts,
-                BATCH,
+                (GPU_BATCH, true),
                 &device,
             )
             .await?;
@@ -160,7 +163,7 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
                 &b.spec,
                 &b.tokenizer,
                 &texts,
-                BATCH,
+                (BATCH, false),
                 &Default::default(),
             )
             .await?;
