@@ -123,6 +123,19 @@ pub fn write_bundle<B: Backend>(
     safetensors::serialize(views, Some(meta)).map_err(|e| Error::invalid(format!("bundle: {e}")))
 }
 
+/// A lower bound on the parameters of an encoder of `spec`: token and position
+/// embeddings plus, per layer, attention (`4 d^2`) and feed-forward (`2 d d_ff`) weights
+/// (biases and norms left out); `None` when it overflows.
+fn min_params(spec: &EncoderSpec) -> Option<usize> {
+    let d = spec.d_model;
+    let embeddings = spec.vocab.checked_add(spec.max_len)?.checked_mul(d)?;
+    let per_layer = d
+        .checked_mul(d)?
+        .checked_mul(4)?
+        .checked_add(d.checked_mul(spec.d_ff)?.checked_mul(2)?)?;
+    embeddings.checked_add(per_layer.checked_mul(spec.layers)?)
+}
+
 /// A loaded bundle.
 pub struct Bundle<B: Backend> {
     /// The encoder, ready to embed.
@@ -188,6 +201,22 @@ pub fn read_bundle<B: Backend>(
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
         tensors.insert(name, (view.shape().to_vec(), v));
+    }
+    // The spec comes from the file: before building a model from it, check that the
+    // file can hold its weights, so a corrupted spec cannot ask for terabytes.
+    let stored: usize = tensors.values().map(|(_, v)| v.len()).sum();
+    match min_params(&spec) {
+        Some(p) if p <= stored => {}
+        need => {
+            return Err(Error::format(
+                source,
+                "__metadata__.spec",
+                format!(
+                    "{spec:?} needs at least {} parameters, the file stores {stored}",
+                    need.map_or("2^64 or more".to_string(), |p| p.to_string())
+                ),
+            ));
+        }
     }
     let fresh = spec.init::<B>(device)?;
     let mut load = Load {

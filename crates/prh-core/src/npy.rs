@@ -19,8 +19,142 @@ pub(crate) fn io_fmt(source: &str, field: &str, e: impl std::fmt::Display) -> Er
 /// # Shapes
 /// file of shape `shape` -> (`shape`, values `[prod(shape)]`)
 pub fn read_npy(source: &str, field: &str, reader: impl Read) -> Result<(Vec<usize>, Vec<f64>)> {
+    let reader = guard_preamble(source, field, reader)?;
     let npy = NpyFile::new(reader).map_err(|e| io_fmt(source, field, e))?;
     read_npy_file(source, field, npy)
+}
+
+/// Reads array `name` of an `.npz` archive through the same preamble checks as
+/// [`read_npy`] (npyz's own `NpzArchive::by_name` parses the inner header unguarded).
+///
+/// # Shapes
+/// array of shape `shape` -> (`shape`, values `[prod(shape)]`)
+pub fn read_npz_array<R: Read + std::io::Seek>(
+    source: &str,
+    npz: &mut npyz::npz::NpzArchive<R>,
+    name: &str,
+) -> Result<(Vec<usize>, Vec<f64>)> {
+    let entry = npyz::npz::file_name_from_array_name(name);
+    let file = npz
+        .zip_archive()
+        .by_name(&entry)
+        .map_err(|e| io_fmt(source, name, e))?;
+    read_npy(source, name, file)
+}
+
+/// Largest `.npy` header accepted, in bytes (numpy writes about 128; its own reader
+/// refuses more than 10 000 unless told otherwise).
+const MAX_HEADER: usize = 1 << 16;
+
+/// Reads the `.npy` preamble (magic, version, header length and text) ahead of npyz and
+/// refuses what npyz would mishandle (both found by `fuzz/` npy target):
+/// - a header length beyond [`MAX_HEADER`]: npyz allocates the stated length up front,
+///   4 GiB for a 12-byte file (an abort in the browser);
+/// - a shape whose element count times 8 bytes overflows 64 bits: npyz multiplies the
+///   dimensions unchecked (a panic in debug builds, a wrong count in release);
+/// - brackets nested more than [`MAX_DEPTH`] deep: npyz's Python-literal parser
+///   backtracks exponentially in the depth (about 3x per level: 2 s at depth 10, a hang
+///   at 45 for a 118-byte header).
+///
+/// Anything else (bad magic, unparsable header) is left for npyz to report. Returns a
+/// reader that replays the bytes consumed here.
+fn guard_preamble<R: Read>(
+    source: &str,
+    field: &str,
+    mut reader: R,
+) -> Result<std::io::Chain<std::io::Cursor<Vec<u8>>, R>> {
+    let mut head = Vec::new();
+    let mut read_to = |head: &mut Vec<u8>, len: usize| -> Result<()> {
+        let want = len.saturating_sub(head.len()) as u64;
+        (&mut reader)
+            .take(want)
+            .read_to_end(head)
+            .map(|_| ())
+            .map_err(|e| io_fmt(source, field, e))
+    };
+    read_to(&mut head, 12)?;
+    let start = match head.get(6) {
+        Some(1) => 10,
+        Some(2 | 3) => 12,
+        _ => 0,
+    };
+    if head.starts_with(b"\x93NUMPY") && start > 0 && head.len() >= start {
+        let len = if start == 10 {
+            usize::from(u16::from_le_bytes([head[8], head[9]]))
+        } else {
+            u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize
+        };
+        if len > MAX_HEADER {
+            return Err(Error::format(
+                source,
+                format!("{field}.header"),
+                format!("header length {len} bytes: expected at most {MAX_HEADER} (corrupted?)"),
+            ));
+        }
+        read_to(&mut head, start + len)?;
+        let text = &head[start.min(head.len())..];
+        let depth = bracket_depth(text);
+        if depth > MAX_DEPTH {
+            return Err(Error::format(
+                source,
+                format!("{field}.header"),
+                format!(
+                    "brackets nested {depth} deep: expected at most {MAX_DEPTH} (a float \
+                     array's header has 2)"
+                ),
+            ));
+        }
+        if let Some(dims) = header_shape(text) {
+            let bytes = dims.iter().try_fold(8u64, |acc, &d| acc.checked_mul(d));
+            if bytes.is_none() {
+                return Err(Error::format(
+                    source,
+                    format!("{field}.shape"),
+                    format!("{dims:?}: element count overflows 64-bit sizes (corrupted header?)"),
+                ));
+            }
+        }
+    }
+    Ok(std::io::Cursor::new(head).chain(reader))
+}
+
+/// Deepest bracket nesting accepted in a `.npy` header: a float array's header is a
+/// dict holding a shape tuple (2); structured dtypes, which prh refuses anyway, need more.
+const MAX_DEPTH: usize = 4;
+
+/// Deepest nesting of `{[(` brackets outside quoted strings.
+fn bracket_depth(text: &[u8]) -> usize {
+    let (mut depth, mut max, mut quote) = (0usize, 0usize, None);
+    for &c in text {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'{' | b'[' | b'(') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (None, b'}' | b']' | b')') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// The dimensions of the `'shape': (a, b, ...)` entry of a `.npy` header, if they parse
+/// as unsigned integers (else `None`, leaving the error to npyz).
+fn header_shape(header: &[u8]) -> Option<Vec<u64>> {
+    let text = std::str::from_utf8(header).ok()?;
+    let after = &text[text.find("shape")? + "shape".len()..];
+    let open = after.find(['(', '['])?;
+    let inner = &after[open + 1..];
+    let close = inner.find([')', ']'])?;
+    inner[..close]
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| t.trim_end_matches('L').parse::<u64>().ok())
+        .collect()
 }
 
 /// Reads the data of an opened `.npy` stream (its header already parsed).
@@ -30,6 +164,18 @@ pub(crate) fn read_npy_file<R: Read>(
     npy: NpyFile<R>,
 ) -> Result<(Vec<usize>, Vec<f64>)> {
     let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
+    // Sizes come from the file: multiply without overflow (2 * count below too).
+    let count = shape
+        .iter()
+        .try_fold(2usize, |a, &d| a.checked_mul(d))
+        .map(|bytes| bytes / 2)
+        .ok_or_else(|| {
+            Error::format(
+                source,
+                format!("{field}.shape"),
+                format!("{shape:?}: element count overflows (corrupted header?)"),
+            )
+        })?;
     let fortran = npy.order() == Order::Fortran;
     let ts = match npy.dtype() {
         DType::Plain(ts) if ts.type_char() == TypeChar::Float => ts,
@@ -54,7 +200,6 @@ pub(crate) fn read_npy_file<R: Read>(
         2 => {
             // npyz's f16 support sits behind a feature we do not enable; read the raw
             // little/big-endian halves through the `half` crate instead.
-            let count: usize = shape.iter().product();
             let mut raw = Vec::new();
             npy.into_inner()
                 .read_to_end(&mut raw)
@@ -87,7 +232,7 @@ pub(crate) fn read_npy_file<R: Read>(
             ));
         }
     };
-    if values.len() != shape.iter().product::<usize>() {
+    if values.len() != count {
         return Err(io_fmt(
             source,
             field,
