@@ -1,5 +1,5 @@
-//! `prh-native experiment views-multilingual --quick` end to end on the real Multi30k
-//! files: the report folder is complete and every number in it is finite and in range.
+//! `prh-native experiment {views-multilingual, views-vision, scaling} --quick` end to end on
+//! the real Multi30k / ImageNet / WordNet files: the report folder is complete and every number in it is finite and in range.
 //! The scientific outcome (which objective aligns more) is never asserted here.
 
 use std::path::PathBuf;
@@ -102,7 +102,13 @@ fn unknown_experiment_and_bad_override_are_named() {
         .output()
         .unwrap();
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("views-multilingual"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("views-multilingual")
+            && err.contains("views-vision")
+            && err.contains("scaling"),
+        "{err}"
+    );
     let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
         .args([
             "experiment",
@@ -119,4 +125,161 @@ fn unknown_experiment_and_bad_override_are_named() {
         err.contains("steps=3") && err.contains("experiment."),
         "{err}"
     );
+}
+
+/// The data dir when it also holds the ImageNet class files, and WordNet is installed.
+fn vision_data() -> Option<PathBuf> {
+    let dir = data_dir()?;
+    if !dir
+        .join("imagenet/efficientnet_lite0_fc_weight.npy")
+        .exists()
+    {
+        eprintln!("skipped: no imagenet/ under the data dir");
+        return None;
+    }
+    if !std::path::Path::new("/usr/share/wordnet/data.noun").exists() {
+        eprintln!("skipped: no /usr/share/wordnet/data.noun (Debian wordnet-base)");
+        return None;
+    }
+    Some(dir)
+}
+
+fn run_quick(name: &str, data: &std::path::Path, out: &std::path::Path) -> serde_json::Value {
+    let status = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+        .args(["experiment", name, "--quick", "--out"])
+        .arg(out)
+        .arg("--data")
+        .arg(data)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{name} --quick failed");
+    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+}
+
+fn svg_ok(path: &std::path::Path, lines: usize, tag: &str) {
+    let svg = std::fs::read_to_string(path).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert_eq!(svg.matches(tag).count(), lines, "{}", path.display());
+    assert!(!svg.contains("NaN"), "{}: NaN coordinate", path.display());
+}
+
+#[test]
+fn quick_views_vision_writes_report_and_web_exports() {
+    let Some(data) = vision_data() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let r = run_quick("views-vision", &data, out.path());
+    assert_eq!(r["imagenet_synsets_left_out"].as_u64(), Some(1000));
+    let summary = r["summary"].as_array().unwrap();
+    let rows: Vec<&str> = summary.iter().map(|s| s["row"].as_str().unwrap()).collect();
+    assert_eq!(rows, ["good", "bad", "next-token", "random init"]);
+    for s in summary {
+        for key in [
+            "mutual_knn",
+            "null_mean",
+            "cka",
+            "r1_t2i",
+            "r5_t2i",
+            "r1_i2t",
+            "r5_i2t",
+            "match_top1",
+            "match_top5",
+        ] {
+            finite_in(&s["stats"][key]["mean"], 0.0, 1.0 + 1e-9, key);
+        }
+        assert_eq!(s["stats"]["match_chance"]["mean"].as_f64(), Some(0.01));
+    }
+    for run in r["runs"].as_array().unwrap() {
+        let steps: Vec<u64> = run["curve"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_u64().unwrap())
+            .collect();
+        assert_eq!(steps, [0, 6, 12]);
+        let last = &run["curve"][2][1];
+        assert_eq!(
+            (last["n_fit"].as_u64(), last["n_test"].as_u64()),
+            (Some(900), Some(100))
+        );
+    }
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    for row in ["| good |", "| bad |", "| next-token |", "| random init |"] {
+        assert!(md.contains(row), "{row} missing from report.md");
+    }
+    for key in ["mutual_knn", "cka", "r5"] {
+        svg_ok(
+            &out.path().join(format!("alignment_{key}.svg")),
+            3,
+            "<polyline",
+        );
+    }
+    // Web exports: the model bundle and the class map of each objective.
+    for obj in ["good", "bad", "next-token"] {
+        let dir = out.path().join("export");
+        let model = std::fs::read(dir.join(format!("{obj}.prh.safetensors"))).unwrap();
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&model).unwrap();
+        assert_eq!(
+            meta.metadata().as_ref().unwrap()["format"],
+            "prh-text-encoder"
+        );
+        let bytes = std::fs::read(dir.join(format!("{obj}.imagenet.safetensors"))).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        let cv = st.tensor("class_vectors").unwrap();
+        assert_eq!(cv.shape(), [1000, 64]);
+        assert_eq!(st.tensor("text_mean").unwrap().shape(), [64]);
+        let vals: Vec<f32> = cv
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        // Rows are unit vectors.
+        for row in vals.chunks_exact(64) {
+            let n: f32 = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            assert!((n - 1.0).abs() < 1e-4, "class vector norm {n}");
+        }
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+        let meta = meta.metadata().clone().unwrap();
+        let classes: Vec<String> = serde_json::from_str(&meta["classes"]).unwrap();
+        assert_eq!((classes.len(), classes[0].as_str()), (1000, "tench"));
+        let fit: serde_json::Value = serde_json::from_str(&meta["fit"]).unwrap();
+        assert_eq!(fit["n_fit"].as_u64(), Some(900));
+    }
+}
+
+#[test]
+fn quick_scaling_fits_a_law_and_plots_it() {
+    let Some(data) = vision_data() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let r = run_quick("scaling", &data, out.path());
+    let curves = r["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 2, "good and next-token");
+    for c in curves {
+        let samples: Vec<f64> = c["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(samples, [8.0, 16.0, 24.0, 32.0, 48.0], "budgets x batch 8");
+        for y in c["mutual_knn"].as_array().unwrap() {
+            finite_in(y, 0.0, 1.0, "mutual_knn");
+        }
+        finite_in(&c["init_mutual_knn"], 0.0, 1.0, "init");
+        // Five points always admit a least-squares law; its parameters are finite.
+        for key in ["a", "b", "c", "rmse"] {
+            assert!(c["law"][key].as_f64().unwrap().is_finite(), "law.{key}");
+        }
+        assert!(c["held_out_predicted"].as_f64().unwrap().is_finite());
+        assert_eq!(c["held_out_samples"].as_f64(), Some(48.0));
+    }
+    assert!(
+        r["efficiency"]["next_token_best"]
+            .as_f64()
+            .unwrap()
+            .is_finite()
+    );
+    assert_eq!(r["points"].as_array().unwrap().len(), 10);
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(md.contains("Sample efficiency") && md.contains("| good | 8 |"));
+    svg_ok(&out.path().join("alignment_vs_samples.svg"), 2, "<polyline");
 }
