@@ -6,11 +6,23 @@
 #                                           caption 2 of the first 300 Multi30k test_2016
 #                                           images (Alignment lab demo sets: same images,
 #                                           different captions = good views).
+#   web/assets/demo_vision.prh.safetensors,  the views-vision experiment's good-view text
+#   web/assets/demo_vision.imagenet.safetensors encoder and its ImageNet class vectors (the
+#                                           Checkpoint lab's nearest-classes demo), copied
+#                                           from docs/results/views-vision/export.
 # Usage: PRH_DATA=../shared/data web/make_demo.sh [path/to/prh-native]
+#        web/make_demo.sh --vision [export dir]   (only the vision pair)
 # After a rebuild, update the reference values in web/tests/core_numerics.rs (printed by
 # the `prh-native metrics` / `embed` commands below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --vision ]; then
+  EXPORT=${2:-docs/results/views-vision/export}
+  cp "$EXPORT/good.prh.safetensors" web/assets/demo_vision.prh.safetensors
+  cp "$EXPORT/good.imagenet.safetensors" web/assets/demo_vision.imagenet.safetensors
+  ls -l web/assets/demo_vision.*
+  exit 0
+fi
 NATIVE=${1:-${CARGO_TARGET_DIR:-target}/debug/prh-native}
 DATA=${PRH_DATA:?set PRH_DATA to the data folder}
 WORK=$(mktemp -d)

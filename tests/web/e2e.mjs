@@ -342,7 +342,62 @@ async function checkpoint(page, url, dir) {
   });
   check(shown.length === texts && firstOk, `classes: each text's nearest class is its own (cosine 1) and the ranking matches the cosines computed here`);
   check(maxErr < 1e-9, `classes: max |score(page) - cosine(here)| = ${maxErr.toExponential(2)} < 1e-9`);
+  await visionDemo(page);
   await page.screenshot({ path: join(SHOTS, "checkpoint-lab.png"), fullPage: true });
+}
+
+// Reads a safetensors file: { tensors: {name: {shape, values}}, metadata }.
+function readSafetensors(path) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString("utf8"));
+  const metadata = header.__metadata__ ?? {};
+  delete header.__metadata__;
+  const tensors = {};
+  for (const [name, t] of Object.entries(header)) {
+    const [a, b] = t.data_offsets;
+    const values = [];
+    for (let at = 8 + n + a; at < 8 + n + b; at += 4) values.push(buf.readFloatLE(at));
+    tensors[name] = { shape: t.shape, values };
+  }
+  return { tensors, metadata };
+}
+
+// The shipped vision-aligned demo (views-vision export): the page's nearest ImageNet
+// classes for typed texts must be the top cosines computed here from the asset file.
+async function visionDemo(page) {
+  const asset = join(DIST, "assets/demo_vision.imagenet.safetensors");
+  if (!existsSync(asset)) {
+    console.log("skip vision demo: no assets/demo_vision.imagenet.safetensors (web/make_demo.sh --vision)");
+    return;
+  }
+  const { tensors, metadata } = readSafetensors(asset);
+  const names = JSON.parse(metadata.classes);
+  const [nc, d] = tensors.class_vectors.shape;
+  await page.click("#load-demo-vision");
+  await page.waitForFunction(() => document.querySelector("#classes-info")?.textContent.includes("demo_vision") && document.querySelector("#bundle-info")?.textContent.includes("demo_vision"), { timeout: 60000 });
+  const texts = ["a goldfish swims in a glass bowl", "a dog runs on the beach", "a man rides a horse in a field", "a red sports car on the road"];
+  await page.$eval("#texts", (el, t) => {
+    el.value = t;
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  }, texts.join("\n"));
+  const emb = await embedWith(page, "auto");
+  await page.waitForSelector("#classes-table", { timeout: 20000 });
+  const shown = await page.$$eval("#classes-table tr", (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll(".cls")].map((s) => [Number(s.dataset.index), Number(s.dataset.score), s.textContent])));
+  const cv = tensors.class_vectors.values, m = tensors.text_mean.values;
+  let rankOk = shown.length === texts.length, maxErr = 0;
+  shown.forEach((top, i) => {
+    const x = Array.from({ length: d }, (_, c) => emb.rows[i * d + c] - m[c]);
+    const nx = Math.hypot(...x);
+    const cos = Array.from({ length: nc }, (_, j) => {
+      const y = cv.slice(j * d, (j + 1) * d);
+      return x.reduce((s, v, c) => s + v * y[c], 0) / nx / Math.hypot(...y);
+    });
+    const want = cos.map((s, j) => [j, s]).sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, top.length);
+    rankOk &&= JSON.stringify(want.map(([j]) => j)) === JSON.stringify(top.map(([j]) => j)) && top.every(([j, , t]) => t.startsWith(names[j]));
+    for (const [j, s] of top) maxErr = Math.max(maxErr, Math.abs(s - cos[j]));
+  });
+  check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); "${texts[0]}" -> ${shown[0]?.[0]?.[2]}`);
 }
 
 // WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.

@@ -24,6 +24,12 @@ a singer performs for a crowd";
 
 /// Where the page's demo bundle lives (trained by `configs/tiny.toml`, see the README).
 const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
+/// The views-vision experiment's good-view encoder and its ImageNet class vectors
+/// (`web/make_demo.sh --vision`).
+const DEMO_VISION: (&str, &str) = (
+    "assets/demo_vision.prh.safetensors",
+    "assets/demo_vision.imagenet.safetensors",
+);
 
 /// Texts per forward pass on the CPU (as `prh-native embed`'s reference values were made).
 const BATCH: usize = 16;
@@ -206,6 +212,17 @@ pub fn CheckpointLab() -> impl IntoView {
             ))
         });
     };
+    let load_vision = move |_| {
+        leptos::task::spawn_local(async move {
+            let (enc, cls) = DEMO_VISION;
+            bundle.set(Some(fetch_asset(enc).await.and_then(|b| load(enc, b))));
+            classes.set(Some(fetch_asset(cls).await.and_then(|b| {
+                ClassVectors::from_bytes(cls, &b)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })));
+        });
+    };
     let on_pick = move |ev: web_sys::Event| {
         leptos::task::spawn_local(async move {
             if let Some(r) = picked_file(ev).await {
@@ -261,6 +278,7 @@ pub fn CheckpointLab() -> impl IntoView {
     view! {
         <div class="controls">
             <button id="load-demo-model" on:click=load_demo>"Load demo encoder"</button>
+            <button id="load-demo-vision" on:click=load_vision title="The views-vision experiment's good-view encoder with the ImageNet classes of EfficientNet-Lite0 mapped into its space">"Load vision-aligned demo (encoder + ImageNet classes)"</button>
             <label>"or a bundle (.safetensors) "<input type="file" id="file-bundle" accept=".safetensors" on:change=on_pick /></label>
             <label>"ImageNet class vectors (.imagenet.safetensors) "<input type="file" id="file-classes" accept=".safetensors" on:change=on_classes /></label>
             <label>"backend "
