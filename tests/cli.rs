@@ -29,3 +29,52 @@ fn unknown_subcommand_fails_with_non_zero_exit() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-command"));
 }
+
+/// The comparison commands share one declaration of their inputs (native/src/cmd/inputs.rs):
+/// each still shows both positional files and every input flag with its help line.
+#[test]
+fn comparison_commands_show_the_shared_input_flags() {
+    for (cmd, layers) in [("metrics", false), ("align", true), ("match", true)] {
+        let out = bin().args([cmd, "--help"]).output().expect("run --help");
+        assert!(out.status.success(), "{cmd} --help failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut needles = vec![
+            "<A>",
+            "<B>",
+            "--array-a <ARRAY_A>",
+            "--array-b <ARRAY_B>",
+            "Embeddings of modality A",
+            "Array to read from A-side files",
+        ];
+        if layers {
+            needles.extend(["--layer-a <LAYER_A>", "--layer-b <LAYER_B>", "Layer of A"]);
+        }
+        for n in needles {
+            assert!(text.contains(n), "`{cmd} --help` lacks `{n}`:\n{text}");
+        }
+        assert_eq!(
+            text.contains("--layer-a"),
+            layers,
+            "`{cmd}` layer flags:\n{text}"
+        );
+    }
+}
+
+/// An unknown `task.kind` is refused, naming the file and the valid kinds.
+#[test]
+fn train_refuses_an_unknown_task_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "[task]\nkind = \"scene-video\"\n").unwrap();
+    let out = bin()
+        .args(["train", "--config"])
+        .arg(&cfg)
+        .output()
+        .expect("run train");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("c.toml") && err.contains("scene-image") && err.contains("kind"),
+        "{err}"
+    );
+}
