@@ -322,13 +322,14 @@ pub fn export_views(world: &SceneWorld, m: Modality, seed: u64) -> Vec<View> {
     }
 }
 
-/// A trained (or freshly loaded) scene encoder of either modality.
+/// A trained (or freshly loaded) scene encoder of either modality (boxed: the two
+/// differ in size by kilobytes).
 #[derive(Debug)]
 pub enum SceneModel<B: Backend> {
     /// The image JEPA's patch encoder.
-    Image(ImageEncoder<B>),
+    Image(Box<ImageEncoder<B>>),
     /// The caption JEPA's text encoder, with the tokenizer it reads.
-    Caption(TextEncoder<B>, TextTokenizer),
+    Caption(Box<(TextEncoder<B>, TextTokenizer)>),
 }
 
 impl<B: Backend> SceneModel<B> {
@@ -339,7 +340,7 @@ impl<B: Backend> SceneModel<B> {
     pub fn embed(&self, views: &[View], device: &B::Device) -> Result<Vec<Vec<f64>>> {
         match self {
             SceneModel::Image(m) => embed_views(m, views, device),
-            SceneModel::Caption(m, tok) => embed_captions(m, tok, views, device),
+            SceneModel::Caption(c) => embed_captions(&c.0, &c.1, views, device),
         }
     }
 }
@@ -373,7 +374,7 @@ pub fn train_scene<B: AutodiffBackend>(
             let mut task = cfg.image_task(world)?;
             let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
             Ok(SceneTrained {
-                model: SceneModel::Image(out.model.valid()),
+                model: SceneModel::Image(Box::new(out.model.valid())),
                 steps: out.steps,
                 last_loss: out.last_loss,
             })
@@ -384,7 +385,7 @@ pub fn train_scene<B: AutodiffBackend>(
             let mut task = cfg.caption_task(world, tok)?;
             let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
             Ok(SceneTrained {
-                model: SceneModel::Caption(out.model.valid(), tok.clone()),
+                model: SceneModel::Caption(Box::new((out.model.valid(), tok.clone()))),
                 steps: out.steps,
                 last_loss: out.last_loss,
             })

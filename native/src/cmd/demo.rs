@@ -197,9 +197,10 @@ pub fn run(args: Args) -> Result<()> {
         };
         let image = train(Modality::Image, "image")?;
         let text = train(Modality::Text, "text")?;
-        let (SceneModel::Image(image), SceneModel::Caption(text, tokenizer)) = (image, text) else {
+        let (SceneModel::Image(image), SceneModel::Caption(caption)) = (image, text) else {
             bail!("internal: a scene run returned the other modality's encoder");
         };
+        let (image, (text, tokenizer)) = (*image, *caption);
         if t.kind == ViewKind::Good {
             write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
         }
