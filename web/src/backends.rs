@@ -92,16 +92,19 @@ async fn adapter_info() -> Result<String, String> {
     })
 }
 
+/// The WebGPU device with its adapter's description, or why there is none.
+type DeviceOrWhy = Result<(burn::tensor::Device<Gpu>, String), String>;
+
 thread_local! {
     /// The page's one WebGPU device (burn allows one per adapter), with the adapter's
     /// description, or why there is none; created on first use.
-    static DEVICE: RefCell<Option<Result<(burn::tensor::Device<Gpu>, String), String>>> =
+    static DEVICE: RefCell<Option<DeviceOrWhy>> =
         const { RefCell::new(None) };
 }
 
 /// The WebGPU device, created once: checks for an adapter first (burn's own adapter
 /// request panics when there is none), then sets burn's wgpu runtime up asynchronously.
-pub async fn webgpu_device() -> Result<(burn::tensor::Device<Gpu>, String), String> {
+pub async fn webgpu_device() -> DeviceOrWhy {
     if let Some(r) = DEVICE.with(|d| d.borrow().clone()) {
         return r;
     }
@@ -111,7 +114,7 @@ pub async fn webgpu_device() -> Result<(burn::tensor::Device<Gpu>, String), Stri
 }
 
 #[cfg(target_arch = "wasm32")]
-async fn create_device() -> Result<(burn::tensor::Device<Gpu>, String), String> {
+async fn create_device() -> DeviceOrWhy {
     use burn::backend::wgpu::{
         RuntimeOptions, WgpuDevice, graphics::AutoGraphicsApi, init_setup_async,
     };
@@ -122,7 +125,7 @@ async fn create_device() -> Result<(burn::tensor::Device<Gpu>, String), String> 
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-async fn create_device() -> Result<(burn::tensor::Device<Gpu>, String), String> {
+async fn create_device() -> DeviceOrWhy {
     // Keeps the adapter probe compiled (and linted) natively; there is no navigator here.
     let _ = adapter_info;
     Err("WebGPU exists only in the browser build".into())
