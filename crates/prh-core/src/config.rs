@@ -147,9 +147,11 @@ impl Default for RunConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DataConfig {
-    /// `multi30k` (task-2 layout under the data dir) or `jsonl` (`{"id", "texts"}` lines).
+    /// `multi30k` (task-2 layout under the data dir), `jsonl` (`{"id", "texts"}` lines) or
+    /// `shards` (JSONL shards, plain or gzip, streamed: `crate::shards`).
     pub source: String,
-    /// JSONL: the training file. Multi30k: ignored (read from the data dir).
+    /// JSONL: the training file. Shards: comma-separated files or glob patterns.
+    /// Multi30k: ignored (read from the data dir).
     pub path: String,
     /// JSONL: optional held-out file for evaluation.
     pub eval_path: String,
@@ -161,6 +163,8 @@ pub struct DataConfig {
     pub eval_split: String,
     /// Keep only the first this many training groups (0: all).
     pub max_groups: usize,
+    /// Shards: groups held in the shuffle buffer (bounds memory; larger mixes better).
+    pub shuffle_buffer: usize,
 }
 
 impl Default for DataConfig {
@@ -173,6 +177,7 @@ impl Default for DataConfig {
             train_split: "train".into(),
             eval_split: "val".into(),
             max_groups: 0,
+            shuffle_buffer: 10_000,
         }
     }
 }

@@ -36,40 +36,10 @@ impl Corpus {
     /// Parses JSONL: one `{"id": string|number, "texts": [string, ...]}` object per
     /// non-empty line. `source` names the input in errors (with the line number).
     pub fn from_jsonl(source: &str, reader: impl BufRead) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Line {
-            id: serde_json::Value,
-            texts: Vec<String>,
-        }
         let mut groups = Vec::new();
         for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(|e| Error::io(source, e))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let field = format!("line {}", i + 1);
-            let parsed: Line = serde_json::from_str(&line).map_err(|e| {
-                Error::format(
-                    source,
-                    &field,
-                    format!("expected {{\"id\": ..., \"texts\": [..]}}: {e}"),
-                )
-            })?;
-            if parsed.texts.is_empty() {
-                return Err(Error::format(
-                    source,
-                    format!("{field}: texts"),
-                    "expected at least one text",
-                ));
-            }
-            let id = match parsed.id {
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            groups.push(Group {
-                id,
-                texts: parsed.texts,
-            });
+            groups.extend(parse_group_line(source, i + 1, &line)?);
         }
         if groups.is_empty() {
             return Err(Error::format(source, "groups", "no groups found"));
@@ -137,6 +107,42 @@ impl Corpus {
         }
         out
     }
+}
+
+/// Parses one JSONL line `{"id": string|number, "texts": [string, ...]}` (line number
+/// `line_no`, 1-based, for errors); `None` for a blank line. Numeric ids become strings.
+pub fn parse_group_line(source: &str, line_no: usize, line: &str) -> Result<Option<Group>> {
+    #[derive(Deserialize)]
+    struct Line {
+        id: serde_json::Value,
+        texts: Vec<String>,
+    }
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let field = format!("line {line_no}");
+    let parsed: Line = serde_json::from_str(line).map_err(|e| {
+        Error::format(
+            source,
+            &field,
+            format!("expected {{\"id\": ..., \"texts\": [..]}}: {e}"),
+        )
+    })?;
+    if parsed.texts.is_empty() {
+        return Err(Error::format(
+            source,
+            format!("{field}: texts"),
+            "expected at least one text",
+        ));
+    }
+    let id = match parsed.id {
+        serde_json::Value::String(s) => s,
+        other => other.to_string(),
+    };
+    Ok(Some(Group {
+        id,
+        texts: parsed.texts,
+    }))
 }
 
 /// Reads the lines of gzip-compressed text (one caption a line).

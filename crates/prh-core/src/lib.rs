@@ -50,6 +50,7 @@ pub mod scaling_law;
 pub mod scene;
 pub mod scene_run;
 pub mod schedule;
+pub mod shards;
 pub mod sigreg;
 pub mod spectrum;
 pub mod text_task;

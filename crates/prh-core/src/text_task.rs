@@ -21,6 +21,7 @@ use crate::encoder::{EncoderSpec, TextEncoder};
 use crate::features::Features;
 use crate::metrics::{MetricOptions, measure};
 use crate::rng::{Stream, generator};
+use crate::shards::ShardStream;
 use crate::tokenizer::TextTokenizer;
 use crate::train::{StepOutput, TrainTask, jepa_loss};
 use crate::views::{Padded, TokenizedCorpus, ViewKind, pad_rows, sample_views};
@@ -101,6 +102,44 @@ pub fn random_corpus(
     TokenizedCorpus::new(groups, 0)
 }
 
+/// The next `b` groups of `stream` with at least `need` non-empty texts, tokenized and
+/// trimmed, and how many groups were skipped for having fewer.
+fn draw_batch(
+    stream: &mut ShardStream,
+    tok: &TextTokenizer,
+    trim: usize,
+    b: usize,
+    need: usize,
+) -> Result<(Vec<Vec<Vec<u32>>>, usize)> {
+    let (mut out, mut skipped, start) = (Vec::with_capacity(b), 0, stream.epoch());
+    while out.len() < b {
+        let g = stream.next_group()?;
+        let ids = g
+            .texts
+            .iter()
+            .map(|t| tok.encode(t))
+            .collect::<Result<Vec<_>>>()?;
+        let texts = TokenizedCorpus::new(vec![ids], trim)
+            .groups
+            .pop()
+            .unwrap_or_default();
+        if texts.len() >= need {
+            out.push(texts);
+        } else {
+            skipped += 1;
+            // A whole epoch passed without a usable group: there is none.
+            if out.is_empty() && stream.epoch() > start + 1 {
+                return Err(Error::format(
+                    stream.names().join(", "),
+                    "texts",
+                    format!("no group has {need} non-empty text(s), which this objective needs"),
+                ));
+            }
+        }
+    }
+    Ok((out, skipped))
+}
+
 /// Held-out texts (one per group) and the frozen target they are compared with.
 #[derive(Debug, Clone)]
 pub struct EvalSet {
@@ -124,6 +163,18 @@ pub struct TextTask {
     pub corpus: TokenizedCorpus,
     /// Optional periodic evaluation.
     pub eval: Option<EvalSet>,
+    /// Streaming source (`data.source = "shards"`): each step's groups are read from it
+    /// and tokenized on the fly; `corpus` then holds only the current batch.
+    pub stream: Option<StreamSource>,
+}
+
+/// A shard stream feeding a [`TextTask`], with the step it serves next.
+pub struct StreamSource {
+    /// The shuffled group stream.
+    pub stream: ShardStream,
+    /// Groups skipped because they had too few non-empty texts (good views need two).
+    pub skipped: usize,
+    next_step: usize,
 }
 
 impl TextTask {
@@ -156,13 +207,70 @@ impl TextTask {
             tokenizer,
             corpus,
             eval: None,
+            stream: None,
         })
+    }
+
+    /// A task whose training groups stream from `stream` (a corpus larger than memory):
+    /// step `s` takes the next `views.batch_size` usable groups. The stream is a function
+    /// of its seed, so a resumed run replays it up to its step (re-reading, and
+    /// re-tokenizing, what the earlier steps consumed) and continues exactly.
+    pub fn streaming(
+        cfg: TrainConfig,
+        tokenizer: TextTokenizer,
+        stream: ShardStream,
+    ) -> Result<Self> {
+        let causal = cfg.run.objective == Objective::NextToken;
+        let spec = EncoderSpec::from_config(&cfg.model, tokenizer.vocab_size(), causal)?;
+        Ok(Self {
+            cfg,
+            spec,
+            tokenizer,
+            corpus: TokenizedCorpus::default(),
+            eval: None,
+            stream: Some(StreamSource {
+                stream,
+                skipped: 0,
+                next_step: 0,
+            }),
+        })
+    }
+
+    /// Replaces `corpus` by step `step`'s streamed batch (no-op without a stream).
+    fn load_stream_batch(&mut self, step: usize) -> Result<()> {
+        let need = if self.cfg.run.objective == Objective::Good {
+            2
+        } else {
+            1
+        };
+        let (b, trim) = (self.cfg.views.batch_size, self.cfg.views.trim);
+        let tok = &self.tokenizer;
+        let Some(src) = self.stream.as_mut() else {
+            return Ok(());
+        };
+        if step < src.next_step {
+            src.stream.reset();
+            src.next_step = 0;
+            src.skipped = 0;
+        }
+        loop {
+            let (batch, skipped) = draw_batch(&mut src.stream, tok, trim, b, need)?;
+            src.skipped += skipped;
+            src.next_step += 1;
+            if src.next_step > step {
+                self.corpus = TokenizedCorpus { groups: batch };
+                return Ok(());
+            }
+        }
     }
 
     /// Group indices of step `step`'s batch (without replacement when the corpus allows).
     fn batch_groups(&self, rng: &mut impl Rng) -> Vec<usize> {
         let (n, b) = (self.corpus.groups.len(), self.cfg.views.batch_size);
-        if b <= n {
+        if self.stream.is_some() {
+            // The streamed batch is already a shuffled draw: take it whole, in order.
+            (0..n).collect()
+        } else if b <= n {
             sample(rng, n, b).into_vec()
         } else {
             (0..b).map(|_| rng.random_range(0..n)).collect()
@@ -278,6 +386,7 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
+        self.load_stream_batch(step)?;
         match self.cfg.run.objective {
             Objective::Good => self.jepa_step(model, ViewKind::Good, step, device),
             Objective::Bad => self.jepa_step(model, ViewKind::Bad, step, device),
@@ -405,6 +514,104 @@ mod tests {
             eprintln!("{objective}: loss {first:.4} -> {last:.4}");
             assert!(last < 0.8 * first, "{objective}: loss {first} -> {last}");
         }
+    }
+
+    /// The toy groups as two gzip JSONL shards plus a plain one (with a one-text group,
+    /// which good views must skip).
+    fn toy_shards() -> Vec<(String, Vec<u8>)> {
+        use std::io::Write;
+        let lines: Vec<String> = toy_groups()
+            .iter()
+            .map(|g| serde_json::json!({"id": g.id, "texts": g.texts}).to_string() + "\n")
+            .collect();
+        let gz = |part: &[String]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(part.concat().as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let mut plain = lines[30..].concat();
+        plain.push_str("{\"id\": \"lonely\", \"texts\": [\"a lonely text\"]}\n");
+        vec![
+            ("s0.jsonl.gz".into(), gz(&lines[..15])),
+            ("s1.jsonl.gz".into(), gz(&lines[15..30])),
+            ("s2.jsonl".into(), plain.into_bytes()),
+        ]
+    }
+
+    /// A streaming task on `base`'s config and tokenizer (shared: WordPiece training can
+    /// break ties differently from one training to the next).
+    fn stream_task(base: &TextTask, steps: usize) -> TextTask {
+        let mut cfg = base.cfg.clone();
+        cfg.run.steps = steps;
+        cfg.run.checkpoint_every = 3;
+        let stream = ShardStream::from_memory(toy_shards(), 8, cfg.run.seed).unwrap();
+        TextTask::streaming(cfg, base.tokenizer.clone(), stream).unwrap()
+    }
+
+    #[test]
+    fn streamed_shards_train_and_resume_exactly() {
+        use crate::checkpoint::Checkpoint;
+        use crate::train::RunSink;
+        type AB = Autodiff<NdArray>;
+        let device = Default::default();
+        let losses = |s: &MemorySink| -> Vec<f64> {
+            s.records
+                .iter()
+                .map(|r| r["loss"].as_f64().unwrap())
+                .collect()
+        };
+        // Uninterrupted 6 steps of 16 groups: 96 draws over 41 groups (2+ epochs).
+        let base = task("good");
+        let mut t = stream_task(&base, 6);
+        let cfg = t.cfg.clone();
+        let mut full = MemorySink::default();
+        train::<AB, _>(&mut t, &cfg.run, &cfg.optim, "", None, &mut full, &device).unwrap();
+        let src = t.stream.as_ref().unwrap();
+        assert!(src.stream.epoch() >= 2, "epoch {}", src.stream.epoch());
+        assert!(src.skipped >= 2, "the one-text group is skipped each epoch");
+        assert!(src.stream.peak_buffered() <= 8);
+        // Interrupted after the step-3 checkpoint, resumed by a fresh task.
+        struct Stop<'a>(&'a mut MemorySink);
+        impl RunSink for Stop<'_> {
+            fn now(&self) -> f64 {
+                0.0
+            }
+            fn log(&mut self, r: &serde_json::Value) -> Result<()> {
+                self.0.log(r)
+            }
+            fn save(&mut self, n: &str, c: &Checkpoint) -> Result<()> {
+                self.0.save(n, c)?;
+                Err(Error::invalid("interrupted"))
+            }
+        }
+        let mut first = MemorySink::default();
+        let mut t1 = stream_task(&base, 6);
+        let e = train::<AB, _>(
+            &mut t1,
+            &cfg.run,
+            &cfg.optim,
+            "",
+            None,
+            &mut Stop(&mut first),
+            &device,
+        );
+        assert!(e.is_err());
+        let ck = first.checkpoints[0].1.clone();
+        let mut second = MemorySink::default();
+        let mut t2 = stream_task(&base, 6);
+        train::<AB, _>(
+            &mut t2,
+            &cfg.run,
+            &cfg.optim,
+            "",
+            Some(&ck),
+            &mut second,
+            &device,
+        )
+        .unwrap();
+        let mut joined = losses(&first);
+        joined.extend(losses(&second));
+        assert_eq!(joined, losses(&full));
     }
 
     #[test]
