@@ -180,10 +180,14 @@ pub fn read_bundle<B: Backend>(
     }
     let spec: EncoderSpec = serde_json::from_str(&get("spec")?)
         .map_err(|e| Error::format(source, "__metadata__.spec", e.to_string()))?;
-    let tokenizer = TextTokenizer::from_bytes(
-        &format!("{source} (tokenizer)"),
-        get("tokenizer")?.as_bytes(),
-    )?;
+    let tok_json = get("tokenizer")?;
+    // tokenizers 0.23.2 panics (`expect("Helper")`, decoders/mod.rs:90) on a JSON syntax
+    // error inside the `decoder` object (found by the `bundle` fuzz target): check the
+    // syntax first so a corrupted bundle is an error, not a crash of the page.
+    serde_json::from_str::<serde::de::IgnoredAny>(&tok_json)
+        .map_err(|e| Error::format(source, "__metadata__.tokenizer", e.to_string()))?;
+    let tokenizer =
+        TextTokenizer::from_bytes(&format!("{source} (tokenizer)"), tok_json.as_bytes())?;
     let st = SafeTensors::deserialize(bytes)
         .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
     let mut tensors = HashMap::new();
@@ -204,6 +208,15 @@ pub fn read_bundle<B: Backend>(
     }
     // The spec comes from the file: before building a model from it, check that the
     // file can hold its weights, so a corrupted spec cannot ask for terabytes.
+    // burn's layer configs panic on out-of-range values (dropout 5 was found by the
+    // `bundle` fuzz target), so range-check what they take.
+    if !(0.0..1.0).contains(&spec.dropout) || spec.d_model == 0 || spec.d_ff == 0 {
+        return Err(Error::format(
+            source,
+            "__metadata__.spec",
+            format!("{spec:?}: expected 0 <= dropout < 1 and d_model, d_ff >= 1"),
+        ));
+    }
     let stored: usize = tensors.values().map(|(_, v)| v.len()).sum();
     match min_params(&spec) {
         Some(p) if p <= stored => {}
