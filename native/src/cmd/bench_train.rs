@@ -169,13 +169,7 @@ fn prh_steps(size: &str, args: &TrainBenchArgs) -> Result<(Vec<f64>, TextTask)> 
     };
     let device = Default::default();
     train::<CpuTrain, _>(
-        &mut task,
-        &cfg.run,
-        &cfg.optim,
-        "",
-        None,
-        &mut clock,
-        &device,
+        &mut task, &cfg.run, &cfg.optim, "", None, &mut clock, &device,
     )
     .with_context(|| format!("prh training step ({size})"))?;
     // Step k took marks[k] - marks[k-1]; step 0 also paid for model set-up, so skip it.
@@ -279,7 +273,14 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
     }
     println!(
         "{:<8} {:>7} {:>10} {:>12} {:>12} {:>10} {:>9} {:>9}",
-        "model", "tokens", "GFLOP/step", "prh tok/s", "torch tok/s", "prh/torch", "prh MFU", "torch MFU"
+        "model",
+        "tokens",
+        "GFLOP/step",
+        "prh tok/s",
+        "torch tok/s",
+        "prh/torch",
+        "prh MFU",
+        "torch MFU"
     );
     for (size, tokens, flops, ours, theirs, _) in &rows {
         let mfu = |t: f64, peak: Option<f64>| {
