@@ -97,6 +97,24 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
     }
 }
 
+/// Reads a run config file, refusing one with no settings at all: an empty (or
+/// comments-only) file would otherwise silently train with every default.
+fn read_config(p: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+    let settings = text
+        .lines()
+        .map(str::trim)
+        .any(|l| !l.is_empty() && !l.starts_with('#'));
+    if !settings {
+        bail!(
+            "{}: config file is empty: expected TOML sections such as [run], [data], [model] \
+             (see configs/tiny.toml)",
+            p.display()
+        );
+    }
+    Ok(text)
+}
+
 /// Metrics, checkpoints and progress into a run folder.
 pub(crate) struct FsSink {
     dir: PathBuf,
@@ -285,37 +303,55 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     let (cfg, dir, resume) = match &args.resume {
         Some(dir) => {
             let p = dir.join("config.toml");
-            let text =
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            if !p.exists() {
+                bail!(
+                    "{}: not found: {} is not a run folder, or its run was killed before it \
+                     saved its config; start it again with --config FILE --out {1}",
+                    p.display(),
+                    dir.display()
+                );
+            }
+            let text = read_config(&p)?;
             // A resumed run goes to the end unless told otherwise.
             let sets: Vec<String> = std::iter::once("run.stop_at=0".to_string())
                 .chain(args.set.iter().cloned())
                 .collect();
             let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &sets)?;
             let ck_path = dir.join("checkpoints").join("latest.ckpt");
-            let ck = Checkpoint::read(&ck_path)?;
-            let ck_model = checkpoint_model(&ck, &ck_path)?;
-            if ck_model != cfg.model {
-                bail!(
-                    "{}: checkpoint of another model config: it was written for {ck_model:?}, \
-                     but {} says {:?}",
-                    ck_path.display(),
-                    p.display(),
-                    cfg.model
+            if !ck_path.exists() {
+                // Killed before the first checkpoint: nothing to continue from, but the
+                // saved config and tokenizer make a restart reproduce the same run.
+                eprintln!(
+                    "{}: no checkpoint yet (the run stopped before its first one): \
+                     restarting from step 0 with the saved config and tokenizer",
+                    ck_path.display()
                 );
+                (cfg, dir.clone(), None)
+            } else {
+                let ck = Checkpoint::read(&ck_path)?;
+                let ck_model = checkpoint_model(&ck, &ck_path)?;
+                if ck_model != cfg.model {
+                    bail!(
+                        "{}: checkpoint of another model config: it was written for {ck_model:?}, \
+                         but {} says {:?}",
+                        ck_path.display(),
+                        p.display(),
+                        cfg.model
+                    );
+                }
+                (cfg, dir.clone(), Some(ck))
             }
-            (cfg, dir.clone(), Some(ck))
         }
         None => {
             let p = args.config.as_ref().context("--config is required")?;
-            let text =
-                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let text = read_config(p)?;
             let cfg = TrainConfig::from_toml(&p.display().to_string(), &text, &args.set)?;
             (cfg, new_run_dir(args, p)?, None)
         }
     };
-    std::fs::create_dir_all(dir.join("checkpoints"))
-        .with_context(|| format!("creating {}", dir.display()))?;
+    // Fail now, not at the first checkpoint, if the folder cannot be written (the free
+    // space check needs the model size and follows once the model is built).
+    prh_core::checkpoint::check_writable(&dir)?;
     let data = args.data.as_deref();
     let mut train_corpus = load_corpus(&cfg, data, false)?.context("no training corpus")?;
     train_corpus.truncate(cfg.data.max_groups);
@@ -344,8 +380,11 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     }
     // Tokenizer: the run's own on resume, else a given file, else trained here.
     let tok_path = dir.join("tokenizer.json");
-    let tok = if resume.is_some() {
-        TextTokenizer::from_bytes(&tok_path.display().to_string(), &std::fs::read(&tok_path)?)?
+    let restart = args.resume.is_some();
+    let tok = if restart && (resume.is_some() || tok_path.exists()) {
+        let bytes =
+            std::fs::read(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?;
+        TextTokenizer::from_bytes(&tok_path.display().to_string(), &bytes)?
     } else if !cfg.tokenizer.path.is_empty() {
         let p = Path::new(&cfg.tokenizer.path);
         TextTokenizer::from_bytes(
@@ -357,6 +396,11 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     };
     let config_toml = cfg.to_toml()?;
     let mut task = TextTask::new(cfg.clone(), tok, &train_corpus.groups)?;
+    let params = task
+        .spec
+        .init::<B>(&device)
+        .map(|m| prh_core::backend::burn::module::Module::num_params(&m))?;
+    prh_core::checkpoint::preflight(&dir, params)?;
     if resume.is_none() {
         write_atomic(&tok_path, task.tokenizer.to_json()?.as_bytes())?;
         write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;
@@ -393,17 +437,14 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         });
     }
     let start_step = resume.as_ref().map_or(0, |c| c.meta.step);
-    let mut sink = FsSink::open(&dir, resume.is_some(), start_step, &cfg.run)?;
+    let mut sink = FsSink::open(&dir, restart, start_step, &cfg.run)?;
     eprintln!(
         "training {:?} {} ({} groups, vocab {}, {} params) on {} into {}",
         cfg.run.objective,
         cfg.model.size,
         task.corpus.groups.len(),
         task.tokenizer.vocab_size(),
-        task.spec
-            .init::<B>(&device)
-            .map(|m| prh_core::backend::burn::module::Module::num_params(&m))
-            .unwrap_or(0),
+        params,
         args.device,
         dir.display()
     );
