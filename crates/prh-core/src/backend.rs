@@ -43,11 +43,13 @@ pub fn compiled() -> Vec<&'static str> {
 /// How the CPU backend was built (threads, SIMD, BLAS), for benchmark headers.
 pub fn cpu_backend_description() -> String {
     let mut parts = Vec::new();
-    parts.push(if cfg!(all(feature = "cpu-fast", not(target_arch = "wasm32"))) {
-        "rayon threads, SIMD"
-    } else {
-        "1 thread"
-    });
+    parts.push(
+        if cfg!(all(feature = "cpu-fast", not(target_arch = "wasm32"))) {
+            "rayon threads, SIMD"
+        } else {
+            "1 thread"
+        },
+    );
     if cfg!(feature = "blas") {
         parts.push("OpenBLAS matmul");
     } else {

@@ -2,6 +2,7 @@
 pub mod align;
 pub mod bench;
 pub mod bench_metrics;
+pub mod bench_train;
 pub mod demo;
 pub mod embed;
 pub mod experiment;
