@@ -81,6 +81,14 @@ impl EncoderSpec {
                 "encoder spec: {self:?} (d_model must be a multiple of heads)"
             )));
         }
+        // burn's dropout constructor panics outside [0, 1); refuse such a spec here so every
+        // caller (configs, bundles, checkpoints) gets an error instead.
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(Error::invalid(format!(
+                "encoder spec: dropout {} (expected 0 <= dropout < 1)",
+                self.dropout
+            )));
+        }
         let d = self.d_model;
         let projector = (self.projector_dim > 0).then(|| Projector {
             fc1: LinearConfig::new(d, d).init(device),

@@ -106,6 +106,10 @@ impl TextTokenizer {
 
     /// Loads a `tokenizer.json` from its bytes (`source` names it in errors).
     pub fn from_bytes(source: &str, bytes: &[u8]) -> Result<Self> {
+        // tokenizers 0.23.2 panics (`expect("Helper")`) on some JSON syntax errors inside
+        // the decoder section; a syntax check first turns those into an error (fuzz finding).
+        serde_json::from_slice::<serde::de::IgnoredAny>(bytes)
+            .map_err(|e| Error::format(source, "tokenizer.json", format!("not valid JSON: {e}")))?;
         let tok = Tokenizer::from_bytes(bytes)
             .map_err(|e| Error::format(source, "tokenizer.json", e.to_string()))?;
         Self::wrap(source, tok)

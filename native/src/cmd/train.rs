@@ -93,8 +93,40 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
             }
             Ok(Some(corpus::read_jsonl(Path::new(p))?))
         }
-        other => bail!("data.source: expected `multi30k` or `jsonl`, got `{other}`"),
+        "shards" => {
+            if eval {
+                return Ok(None);
+            }
+            // Training streams the shards (TextTask::streaming); this bounded sample of the
+            // stream's first epoch only trains the tokenizer and supplies held-out texts.
+            let mut stream = shard_stream(cfg)?;
+            let cap = if cfg.data.max_groups > 0 {
+                cfg.data.max_groups
+            } else {
+                cfg.data.shuffle_buffer
+            };
+            let mut groups = Vec::new();
+            while groups.len() < cap {
+                let g = stream.next_group()?;
+                if stream.epoch() > 0 {
+                    break;
+                }
+                groups.push(g);
+            }
+            Ok(Some(Corpus { groups }))
+        }
+        other => bail!("data.source: expected `multi30k`, `jsonl` or `shards`, got `{other}`"),
     }
+}
+
+/// The seeded group stream over the shard files named by `data.path` (comma list or globs).
+fn shard_stream(cfg: &TrainConfig) -> Result<prh_core::shards::ShardStream> {
+    let paths = prh_core::shards::resolve_shards(&cfg.data.path)?;
+    Ok(prh_core::shards::ShardStream::from_files(
+        paths,
+        cfg.data.shuffle_buffer,
+        cfg.run.seed,
+    )?)
 }
 
 /// Reads a run config file, refusing one with no settings at all: an empty (or
@@ -359,7 +391,7 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         // Good views pair two different texts of a group; a one-text group would silently
         // give bad views, so skip it (counted) and fail when none remain.
         let source = match cfg.data.source.as_str() {
-            "jsonl" => cfg.data.path.clone(),
+            "jsonl" | "shards" => cfg.data.path.clone(),
             _ => format!("multi30k {}", cfg.data.train_split),
         };
         let before = train_corpus.groups.len();
@@ -395,7 +427,11 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         TextTokenizer::train(train_corpus.texts(), &cfg.tokenizer)?
     };
     let config_toml = cfg.to_toml()?;
-    let mut task = TextTask::new(cfg.clone(), tok, &train_corpus.groups)?;
+    let mut task = if cfg.data.source == "shards" {
+        TextTask::streaming(cfg.clone(), tok, shard_stream(&cfg)?)?
+    } else {
+        TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
+    };
     let params = task
         .spec
         .init::<B>(&device)
