@@ -548,70 +548,29 @@ mod tests {
         TextTask::streaming(cfg, base.tokenizer.clone(), stream).unwrap()
     }
 
+    /// Streams shards through training (epochs, skipping, bounded buffer). Exact resume of
+    /// a streamed run is checked in `tests/resume_exact.rs`, a process of its own: burn's
+    /// init RNG is process-wide, and other unit tests draw from it concurrently.
     #[test]
-    fn streamed_shards_train_and_resume_exactly() {
-        use crate::checkpoint::Checkpoint;
-        use crate::train::RunSink;
+    fn streamed_shards_train() {
         type AB = Autodiff<NdArray>;
         let device = Default::default();
-        let losses = |s: &MemorySink| -> Vec<f64> {
-            s.records
-                .iter()
-                .map(|r| r["loss"].as_f64().unwrap())
-                .collect()
-        };
-        // Uninterrupted 6 steps of 16 groups: 96 draws over 41 groups (2+ epochs).
+        // 6 steps of 16 groups: 96 draws over 41 groups (2+ epochs).
         let base = task("good");
         let mut t = stream_task(&base, 6);
         let cfg = t.cfg.clone();
         let mut full = MemorySink::default();
         train::<AB, _>(&mut t, &cfg.run, &cfg.optim, "", None, &mut full, &device).unwrap();
+        assert_eq!(full.records.len(), 6);
+        assert!(
+            full.records
+                .iter()
+                .all(|r| r["loss"].as_f64().is_some_and(f64::is_finite))
+        );
         let src = t.stream.as_ref().unwrap();
         assert!(src.stream.epoch() >= 2, "epoch {}", src.stream.epoch());
         assert!(src.skipped >= 2, "the one-text group is skipped each epoch");
         assert!(src.stream.peak_buffered() <= 8);
-        // Interrupted after the step-3 checkpoint, resumed by a fresh task.
-        struct Stop<'a>(&'a mut MemorySink);
-        impl RunSink for Stop<'_> {
-            fn now(&self) -> f64 {
-                0.0
-            }
-            fn log(&mut self, r: &serde_json::Value) -> Result<()> {
-                self.0.log(r)
-            }
-            fn save(&mut self, n: &str, c: &Checkpoint) -> Result<()> {
-                self.0.save(n, c)?;
-                Err(Error::invalid("interrupted"))
-            }
-        }
-        let mut first = MemorySink::default();
-        let mut t1 = stream_task(&base, 6);
-        let e = train::<AB, _>(
-            &mut t1,
-            &cfg.run,
-            &cfg.optim,
-            "",
-            None,
-            &mut Stop(&mut first),
-            &device,
-        );
-        assert!(e.is_err());
-        let ck = first.checkpoints[0].1.clone();
-        let mut second = MemorySink::default();
-        let mut t2 = stream_task(&base, 6);
-        train::<AB, _>(
-            &mut t2,
-            &cfg.run,
-            &cfg.optim,
-            "",
-            Some(&ck),
-            &mut second,
-            &device,
-        )
-        .unwrap();
-        let mut joined = losses(&first);
-        joined.extend(losses(&second));
-        assert_eq!(joined, losses(&full));
     }
 
     #[test]
