@@ -4,17 +4,15 @@
 //! A world's good-view analysis (K and spectrum of modality A) depends on the preset, n and
 //! seed only, so it is cached across alpha
 //! changes; an alpha change then costs one eigendecomposition (the mixed kernel) plus the
-//! comparison (two for two-modality worlds). `prh_core::theorem::cross_modal` recomputes both spectra from scratch; here
-//! [`cross_modal_from`] pairs the rows of spectra already at hand, with the same formulas.
+//! comparison (two for two-modality worlds), and `prh_core::theorem::cross_modal_from` pairs
+//! the rows of the spectra already at hand instead of recomputing them.
 
 use crate::spectral_lab::{Lab, Settings};
 use prh_core::Result;
 use prh_core::kernel::Kernel;
-use prh_core::linalg::Matrix;
 use prh_core::pair_graph::{Views, observation_names, pair_matrix};
-use prh_core::procrustes;
 use prh_core::spectrum::Spectrum;
-use prh_core::theorem::{CrossModal, RotationCheck, analyse, compare};
+use prh_core::theorem::{analyse, compare, cross_modal_from};
 use prh_core::world::{PresetSpec, World};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -58,70 +56,6 @@ fn base(s: &Settings) -> Result<Arc<Base>> {
     });
     BASE.with(|c| *c.borrow_mut() = Some(b.clone()));
     Ok(b)
-}
-
-/// [`prh_core::theorem::cross_modal`] on spectra already computed: rows are pairs
-/// (z, u_a, u_b) with weight w = p(z) q_a(u_a) q_b(u_b); F_a, F_b are each modality's
-/// optimal embedding D^-1/2 U_d at the pair's observation, and Q = argmin over orthogonal Q
-/// of sum_pairs w ||F_a Q - F_b||^2 (Procrustes on rows scaled by sqrt(w)).
-///
-/// # Shapes
-/// world with n states, modalities with k_a, k_b nuisances -> q `[d, d]`, fa/fb `[n k_a k_b, d]`
-pub fn cross_modal_from(
-    world: &World,
-    a: (usize, Views, &Spectrum),
-    b: (usize, Views, &Spectrum),
-    d: usize,
-    skip_trivial: bool,
-) -> Result<CrossModal> {
-    let (qa, qb) = (&world.modality(a.0)?.q, &world.modality(b.0)?.q);
-    let (ea, eb) = (
-        a.2.embedding(d, skip_trivial)?,
-        b.2.embedding(d, skip_trivial)?,
-    );
-    let (ka, kb) = (qa.len(), qb.len());
-    let rows = world.n() * ka * kb;
-    let (mut weights, mut states, mut ia, mut ib) = (
-        Vec::with_capacity(rows),
-        Vec::with_capacity(rows),
-        Vec::with_capacity(rows),
-        Vec::with_capacity(rows),
-    );
-    for z in 0..world.n() {
-        for (ua, qua) in qa.iter().enumerate() {
-            for (ub, qub) in qb.iter().enumerate() {
-                weights.push(world.p[z] * qua * qub);
-                states.push(z);
-                ia.push(z * ka + ua);
-                ib.push(z * kb + ub);
-            }
-        }
-    }
-    let fa = Matrix::from_fn(rows, d, |r, j| ea[(ia[r], j)]);
-    let fb = Matrix::from_fn(rows, d, |r, j| eb[(ib[r], j)]);
-    let sw: Vec<f64> = weights.iter().map(|w| w.sqrt()).collect();
-    let wa = Matrix::from_fn(rows, d, |r, j| fa[(r, j)] * sw[r]);
-    let wb = Matrix::from_fn(rows, d, |r, j| fb[(r, j)] * sw[r]);
-    let fit = procrustes::fit(wa.as_ref(), wb.as_ref())?;
-    let check = RotationCheck {
-        modalities: [
-            world.modality(a.0)?.name.clone(),
-            world.modality(b.0)?.name.clone(),
-        ],
-        views: [a.1.label(), b.1.label()],
-        d,
-        residual: fit.residual,
-        relative_residual: fit.relative_residual,
-        gaps: [a.2.gap(d, skip_trivial)?, b.2.gap(d, skip_trivial)?],
-    };
-    Ok(CrossModal {
-        check,
-        q: fit.q,
-        fa,
-        fb,
-        weights,
-        states,
-    })
 }
 
 /// Every figure's numbers for one [`Settings`], with the milliseconds they took.

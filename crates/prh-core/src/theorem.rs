@@ -252,20 +252,37 @@ pub fn cross_modal(
     d: usize,
     skip_trivial: bool,
 ) -> Result<CrossModal> {
-    let (qa, qb) = (
-        world.modality(a.0)?.q.clone(),
-        world.modality(b.0)?.q.clone(),
-    );
     let (_, sa) = analyse(&pair_matrix(world, a.0, a.1)?)?;
     let (_, sb) = analyse(&pair_matrix(world, b.0, b.1)?)?;
+    cross_modal_from(world, (a.0, a.1, &sa), (b.0, b.1, &sb), d, skip_trivial)
+}
+
+/// [`cross_modal`] on spectra already computed (the playground keeps them between slider
+/// moves): `a.2`, `b.2` are the spectra of K for modality `a.0` under views `a.1` and
+/// modality `b.0` under views `b.1`.
+///
+/// # Shapes
+/// world with n states, modalities with k_a, k_b nuisances -> q `[d, d]`, fa/fb `[n k_a k_b, d]`
+pub fn cross_modal_from(
+    world: &World,
+    a: (usize, Views, &Spectrum),
+    b: (usize, Views, &Spectrum),
+    d: usize,
+    skip_trivial: bool,
+) -> Result<CrossModal> {
+    let (qa, qb) = (&world.modality(a.0)?.q, &world.modality(b.0)?.q);
     let (ea, eb) = (
-        sa.embedding(d, skip_trivial)?,
-        sb.embedding(d, skip_trivial)?,
+        a.2.embedding(d, skip_trivial)?,
+        b.2.embedding(d, skip_trivial)?,
     );
     let (ka, kb) = (qa.len(), qb.len());
     let rows = world.n() * ka * kb;
-    let (mut weights, mut states, mut ia, mut ib) =
-        (Vec::with_capacity(rows), Vec::new(), Vec::new(), Vec::new());
+    let (mut weights, mut states, mut ia, mut ib) = (
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+        Vec::with_capacity(rows),
+    );
     for z in 0..world.n() {
         for (ua, qua) in qa.iter().enumerate() {
             for (ub, qub) in qb.iter().enumerate() {
@@ -291,7 +308,7 @@ pub fn cross_modal(
         d,
         residual: fit.residual,
         relative_residual: fit.relative_residual,
-        gaps: [sa.gap(d, skip_trivial)?, sb.gap(d, skip_trivial)?],
+        gaps: [a.2.gap(d, skip_trivial)?, b.2.gap(d, skip_trivial)?],
     };
     Ok(CrossModal {
         check,
