@@ -42,17 +42,7 @@ pub fn svg_bands(title: &str, y_label: &str, series: &[Series<'_>]) -> String {
     let (y_lo, y_hi) = (y_min - pad, y_max + pad);
     let px = |x: f64| left + x / x_max * (w - left - right);
     let py = |y: f64| top + (y_hi - y) / (y_hi - y_lo) * (h - top - bottom);
-    let mut s = String::new();
-    // Writing to a String cannot fail; the results are ignored on purpose.
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
-         viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">\n\
-         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-        (left + w - right) / 2.0,
-        escape(title)
-    );
+    let mut s = svg_open(w, h, (left + w - right) / 2.0, title);
     // Axes with 5 ticks each.
     let (x0, x1, y0, y1) = (px(0.0), px(x_max), py(y_lo), py(y_hi));
     let _ = writeln!(
@@ -162,17 +152,7 @@ pub fn svg_scaling(title: &str, y_label: &str, series: &[ScalingSeries<'_>]) -> 
     let (x_lo, x_hi, y_lo, y_hi) = (x_lo - xp, x_hi + xp, y_lo - yp, y_hi + yp);
     let px = |x: f64| left + (x - x_lo) / (x_hi - x_lo) * (w - left - right);
     let py = |y: f64| top + (y_hi - y.clamp(y_lo, y_hi)) / (y_hi - y_lo) * (h - top - bottom);
-    let mut s = String::new();
-    // Writing to a String cannot fail; the results are ignored on purpose.
-    let _ = write!(
-        s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
-         viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">\n\
-         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
-        (left + w - right) / 2.0,
-        escape(title)
-    );
+    let mut s = svg_open(w, h, (left + w - right) / 2.0, title);
     let (x0, x1, y0, y1) = (px(x_lo), px(x_hi), py(y_lo), py(y_hi));
     let _ = writeln!(
         s,
@@ -277,6 +257,21 @@ pub fn markdown_table(rows: &[Row<'_>], a: &str, b: &str) -> String {
             fmt_stats(&r.r1_b_to_a)
         );
     }
+    s
+}
+
+/// The opening of a `w` x `h` white SVG figure with `title` centred at `title_x`.
+fn svg_open(w: f64, h: f64, title_x: f64, title: &str) -> String {
+    let mut s = String::new();
+    // Writing to a String cannot fail; the result is ignored on purpose.
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" \
+         viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"11\">\n\
+         <rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n\
+         <text x=\"{title_x}\" y=\"18\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+        escape(title)
+    );
     s
 }
 
