@@ -19,13 +19,14 @@ use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::Checkpoint;
 use prh_core::config::Objective;
 use prh_core::corpus;
+use prh_core::encoder::TextEncoder;
 use prh_core::experiment::{
     AlignmentPoint, ExperimentConfig, RecordingTask, SeedStats, bands, seed_stats,
 };
 use prh_core::experiment_report::{Row, Series, markdown_table, svg_bands};
 use prh_core::text_task::TextTask;
 use prh_core::tokenizer::TextTokenizer;
-use prh_core::train::{RunSink, train};
+use prh_core::train::{RunSink, TrainSummary, train};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -116,6 +117,37 @@ pub struct Args {
 }
 
 /// Training losses kept in memory, wall-clock from the process.
+/// Trains `inner` from scratch while recording `texts`' embeddings at step 0 and at every
+/// evaluation step: the run every experiment does per objective, seed (and language).
+pub(super) fn train_recording<B: AutodiffBackend>(
+    inner: TextTask,
+    texts: Vec<String>,
+    config_toml: &str,
+    device: &B::Device,
+) -> Result<(RecordingTask, TrainSummary<TextEncoder<B>>)> {
+    let (run, optim) = (inner.cfg.run.clone(), inner.cfg.optim.clone());
+    let mut task = RecordingTask {
+        inner,
+        texts,
+        snapshots: Vec::new(),
+    };
+    task.record_init::<B>(device)?;
+    let mut sink = LossSink {
+        start: Instant::now(),
+        records: Vec::new(),
+    };
+    let summary = train::<B, _>(
+        &mut task,
+        &run,
+        &optim,
+        config_toml,
+        None,
+        &mut sink,
+        device,
+    )?;
+    Ok((task, summary))
+}
+
 struct LossSink {
     start: Instant,
     records: Vec<serde_json::Value>,
@@ -238,32 +270,15 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
                 tcfg.run.eval_every = spec.eval_every;
                 let config_toml = tcfg.to_toml()?;
                 let inner = TextTask::new(tcfg.clone(), toks[l].clone(), &corpora[l].groups)?;
-                let mut task = RecordingTask {
-                    inner,
-                    texts: probes[l].clone(),
-                    snapshots: Vec::new(),
-                };
                 let t = Instant::now();
-                task.record_init::<B>(&device)?;
-                let mut sink = LossSink {
-                    start: Instant::now(),
-                    records: Vec::new(),
-                };
-                let summary = train::<B, _>(
-                    &mut task,
-                    &tcfg.run,
-                    &tcfg.optim,
-                    &config_toml,
-                    None,
-                    &mut sink,
-                    &device,
-                )
-                .with_context(|| {
-                    format!(
-                        "training {} seed {seed} ({lang})",
-                        objective_name(objective)
-                    )
-                })?;
+                let (task, summary) =
+                    train_recording::<B>(inner, probes[l].clone(), &config_toml, &device)
+                        .with_context(|| {
+                            format!(
+                                "training {} seed {seed} ({lang})",
+                                objective_name(objective)
+                            )
+                        })?;
                 train_s[l] = t.elapsed().as_secs_f64();
                 final_loss[l] = summary.last_loss;
                 eprintln!(

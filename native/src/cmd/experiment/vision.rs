@@ -14,19 +14,18 @@ use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::bundle::write_bundle;
 use prh_core::config::Objective;
 use prh_core::corpus::{self, Group};
-use prh_core::experiment::{ExperimentConfig, RecordingTask, SeedStats, Snapshot, seed_stats};
+use prh_core::experiment::{ExperimentConfig, SeedStats, Snapshot, seed_stats};
 use prh_core::experiment_vision::{
     ClassMap, ImagenetClass, VisionOptions, VisionScores, imagenet_export, parse_classes,
     vision_alignment,
 };
 use prh_core::text_task::TextTask;
 use prh_core::tokenizer::TextTokenizer;
-use prh_core::train::train;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{Args, LossSink, objective_name};
+use super::{Args, objective_name, train_recording};
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
 pub(super) struct VisionData {
@@ -171,27 +170,10 @@ pub(super) fn train_one<B: AutodiffBackend>(
     let config_toml = tcfg.to_toml()?;
     let inner = TextTask::new(tcfg.clone(), data.tokenizer.clone(), &data.groups)?;
     let d = inner.spec.d_model;
-    let mut task = RecordingTask {
-        inner,
-        texts: data.class_texts.clone(),
-        snapshots: Vec::new(),
-    };
     let t = Instant::now();
-    task.record_init::<B>(device)?;
-    let mut sink = LossSink {
-        start: Instant::now(),
-        records: Vec::new(),
-    };
-    let summary = train::<B, _>(
-        &mut task,
-        &tcfg.run,
-        &tcfg.optim,
-        &config_toml,
-        None,
-        &mut sink,
-        device,
-    )
-    .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
+    let (task, summary) =
+        train_recording::<B>(inner, data.class_texts.clone(), &config_toml, device)
+            .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
     let bundle = if keep_bundle {
         Some(write_bundle(
             &summary.model.valid(),
