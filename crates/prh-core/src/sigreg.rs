@@ -194,6 +194,42 @@ pub fn sigreg_tensor<B: Backend>(z: Tensor<B, 2>, st: &SigregTensors<B>) -> Tens
     per_slice.mean()
 }
 
+/// The empirical characteristic function's partial sums over the rows of `z`, per slice
+/// `k` and knot `j`: `C_kj = sum_i cos(t_j a_k^T z_i)`, `S_kj = sum_i sin(t_j a_k^T z_i)`.
+///
+/// Sums, unlike means, add across the shards of a batch: the ECF of the whole batch is
+/// `(sum over shards of C) / N`, which is how data-parallel training
+/// ([`crate::data_parallel`]) computes the single-device SIGReg from per-device shards.
+///
+/// # Shapes
+/// `z` `[n, d]` -> (`[m, knots]`, `[m, knots]`).
+pub fn ecf_sums<B: Backend>(
+    z: Tensor<B, 2>,
+    st: &SigregTensors<B>,
+) -> (Tensor<B, 2>, Tensor<B, 2>) {
+    let s = z.matmul(st.directions.clone()); // (N, M)
+    let x = s.unsqueeze_dim::<3>(2) * st.t.clone(); // (N, M, K)
+    let cos_sum = x.clone().cos().sum_dim(0).squeeze_dim::<2>(0); // (M, K)
+    let sin_sum = x.sin().sum_dim(0).squeeze_dim::<2>(0); // (M, K)
+    (cos_sum, sin_sum)
+}
+
+/// SIGReg from the batch ECF (`C / n`, `S / n` of [`ecf_sums`] over all `n` rows): the
+/// same statistic as [`sigreg_tensor`],
+/// `mean_k n sum_j w_j [(cos_mean_kj - phi_j)^2 + sin_mean_kj^2]`.
+///
+/// # Shapes
+/// `cos_mean`, `sin_mean` `[m, knots]` -> `[1]`.
+pub fn sigreg_from_ecf<B: Backend>(
+    cos_mean: Tensor<B, 2>,
+    sin_mean: Tensor<B, 2>,
+    n: usize,
+    st: &SigregTensors<B>,
+) -> Tensor<B, 1> {
+    let err = (cos_mean - st.phi.clone()).powi_scalar(2) + sin_mean.powi_scalar(2); // (M, K)
+    err.matmul(st.w.clone()).mul_scalar(n as f64).mean()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +304,35 @@ mod tests {
             (got32 - reference).abs() < 1e-4 * reference.max(1.0),
             "{got32} vs {reference}"
         );
+    }
+
+    /// The ECF sums of two row blocks add up to the whole batch's, and SIGReg rebuilt from
+    /// them is the f64 statistic (the identity data-parallel training relies on).
+    #[test]
+    fn ecf_sums_of_shards_give_the_batch_sigreg() {
+        type F = NdArray<f64>;
+        let (n, d, m) = (48, 6, 16);
+        let z = toy(n, d);
+        let dirs = random_directions(d, m, 2, 1);
+        let q = Quadrature::new(3.0, 17).unwrap();
+        let reference = sigreg_f64(&z, n, d, &dirs, &q).unwrap();
+        let device = Default::default();
+        let st = SigregTensors::<F>::new(&dirs, d, &q, &device);
+        let zt = Tensor::<F, 2>::from_data(TensorData::new(z, [n, d]), &device);
+        let (c0, s0) = ecf_sums(zt.clone().narrow(0, 0, 20), &st);
+        let (c1, s1) = ecf_sums(zt.clone().narrow(0, 20, n - 20), &st);
+        let (call, sall) = ecf_sums(zt, &st);
+        let gap = |a: Tensor<F, 2>, b: Tensor<F, 2>| -> f64 { (a - b).abs().max().into_scalar() };
+        assert!(gap(c0.clone() + c1.clone(), call) < 1e-12);
+        assert!(gap(s0.clone() + s1.clone(), sall) < 1e-12);
+        let got: f64 = sigreg_from_ecf(
+            (c0 + c1).div_scalar(n as f64),
+            (s0 + s1).div_scalar(n as f64),
+            n,
+            &st,
+        )
+        .into_scalar();
+        assert!((got - reference).abs() < 1e-9, "{got} vs {reference}");
     }
 
     #[test]
