@@ -126,6 +126,10 @@ pub struct RunConfig {
     /// Stop after this many steps with a `latest` checkpoint, as if interrupted; the
     /// schedule still spans `steps` (time-boxed chunks; 0: run to the end).
     pub stop_at: usize,
+    /// Data-parallel model replicas `W` (`crate::data_parallel`): each step's batch is
+    /// split over `W` replicas (devices 0..W-1 on GPU backends, one device on the CPU);
+    /// must divide `views.batch_size`. 1: single-device training.
+    pub data_parallel: usize,
 }
 
 impl Default for RunConfig {
@@ -139,6 +143,7 @@ impl Default for RunConfig {
             eval_every: 0,
             collapse_std: 1e-4,
             stop_at: 0,
+            data_parallel: 1,
         }
     }
 }
@@ -438,6 +443,22 @@ impl TrainConfig {
         }
         if self.run.steps == 0 {
             return bad("run.steps", "expected at least 1");
+        }
+        if self.run.data_parallel == 0 {
+            return bad(
+                "run.data_parallel",
+                "expected at least 1 (the number of model replicas; 1 = one device)",
+            );
+        }
+        if !self.views.batch_size.is_multiple_of(self.run.data_parallel) {
+            return bad(
+                "run.data_parallel",
+                &format!(
+                    "{} replicas do not divide views.batch_size = {}: each replica takes \
+                     batch_size / data_parallel groups",
+                    self.run.data_parallel, self.views.batch_size
+                ),
+            );
         }
         if self.model.max_len < 4 {
             return bad("model.max_len", "expected at least 4 tokens");

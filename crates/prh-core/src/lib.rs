@@ -24,6 +24,7 @@ pub mod cka;
 pub mod cknna;
 pub mod config;
 pub mod corpus;
+pub mod data_parallel;
 pub mod demo;
 pub mod encoder;
 pub mod error;

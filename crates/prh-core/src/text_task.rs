@@ -17,6 +17,7 @@ use rand::Rng;
 use rand::seq::index::sample;
 
 use crate::config::{Objective, TrainConfig};
+use crate::data_parallel::{Shard, ShardLoss, ShardOutput, check_split};
 use crate::encoder::{EncoderSpec, TextEncoder};
 use crate::features::Features;
 use crate::metrics::{MetricOptions, measure};
@@ -248,6 +249,10 @@ impl TextTask {
         let Some(src) = self.stream.as_mut() else {
             return Ok(());
         };
+        if src.next_step == step + 1 && !self.corpus.groups.is_empty() {
+            // Already loaded (data-parallel replicas share the step's batch).
+            return Ok(());
+        }
         if step < src.next_step {
             src.stream.reset();
             src.next_step = 0;
@@ -284,6 +289,31 @@ impl TextTask {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
+        let (views, items) = self.jepa_views(model, kind, step, Shard::WHOLE, device)?;
+        // 3. Invariance + lambda * SIGReg.
+        Ok(jepa_loss(
+            &views,
+            self.cfg.views.n_global,
+            &self.cfg.loss,
+            self.cfg.run.seed,
+            step,
+            device,
+        )?
+        .into_step_output(items))
+    }
+
+    /// Stages 1-2 of a JEPA step for `shard` of the batch: the `V` view embeddings
+    /// (`[n, d]` each, `n` = the shard's groups) and the tokens processed. All groups'
+    /// views are drawn (the stream's order does not depend on the shard), then the
+    /// shard's are kept.
+    fn jepa_views<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        kind: ViewKind,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Vec<Tensor<B, 2>>, usize)> {
         let seed = self.cfg.run.seed;
         let mut rng = generator(seed, Stream::Views, step as u64);
         let groups = self.batch_groups(&mut rng);
@@ -304,8 +334,9 @@ impl TextTask {
                 )
             })
             .collect::<Result<Vec<_>>>()?;
+        let per_sample = shard.take(per_sample);
         let (n, v) = (
-            groups.len(),
+            per_sample.len(),
             self.cfg.views.n_global + self.cfg.views.n_local,
         );
         let rows: Vec<&[u32]> = (0..v)
@@ -316,16 +347,7 @@ impl TextTask {
         let (ids, pad) = padded_tensors::<B>(&pad_rows(&rows, cls, self.tokenizer.pad), device);
         let z = model.embed(ids, pad); // (V*n, d)
         let views: Vec<Tensor<B, 2>> = (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect();
-        // 3. Invariance + lambda * SIGReg.
-        Ok(jepa_loss(
-            &views,
-            self.cfg.views.n_global,
-            &self.cfg.loss,
-            seed,
-            step,
-            device,
-        )?
-        .into_step_output(items))
+        Ok((views, items))
     }
 
     fn next_token_step<B: AutodiffBackend>(
@@ -334,6 +356,26 @@ impl TextTask {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
+        let (nll, count, items) = self.next_token_nll(model, step, Shard::WHOLE, device)?;
+        let ce = nll / count;
+        Ok(StepOutput {
+            loss: ce.clone(),
+            terms: vec![("ce", ce)],
+            items,
+            embedding_std: None,
+        })
+    }
+
+    /// Stages 1-2 of a next-token step for `shard` of the batch: the summed negative
+    /// log-likelihood of the real (non-pad) targets `[1]`, their count as a tensor `[1]`,
+    /// and as a number.
+    fn next_token_nll<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Tensor<B, 1>, Tensor<B, 1>, usize)> {
         let mut rng = generator(self.cfg.run.seed, Stream::Views, step as u64);
         let groups = self.batch_groups(&mut rng);
         // 1. One text per group, `[CLS]` as BOS: input seq[..-1], target seq[1..].
@@ -348,6 +390,7 @@ impl TextTask {
                     .collect()
             })
             .collect();
+        let seqs = shard.take(seqs);
         let inputs: Vec<&[u32]> = seqs.iter().map(|s| &s[..s.len() - 1]).collect();
         let targets: Vec<&[u32]> = seqs.iter().map(|s| &s[1..]).collect();
         let pin = pad_rows(&inputs, None, self.tokenizer.pad);
@@ -362,14 +405,9 @@ impl TextTask {
             .squeeze_dim::<2>(2); // (n, L)
         let keep = tpad.bool_not().float();
         let count = keep.clone().sum();
-        let ce = (logp * keep).sum().neg() / count;
+        let nll = (logp * keep).sum().neg();
         let items = ptg.pad.iter().filter(|p| !**p).count();
-        Ok(StepOutput {
-            loss: ce.clone(),
-            terms: vec![("ce", ce)],
-            items,
-            embedding_std: None,
-        })
+        Ok((nll, count, items))
     }
 }
 
@@ -392,6 +430,44 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
             Objective::Bad => self.jepa_step(model, ViewKind::Bad, step, device),
             Objective::NextToken => self.next_token_step(model, step, device),
         }
+    }
+
+    /// The shard's views and forward pass (JEPA), or its summed cross-entropy
+    /// (next-token); the batch is split as [`Shard::take`] says.
+    fn shard_step(
+        &mut self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<ShardOutput<B>> {
+        check_split(shard.count, self.cfg.views.batch_size)?;
+        self.load_stream_batch(step)?;
+        let kind = match self.cfg.run.objective {
+            Objective::Good => ViewKind::Good,
+            Objective::Bad => ViewKind::Bad,
+            Objective::NextToken => {
+                let (sum, _, count) = self.next_token_nll(model, step, shard, device)?;
+                return Ok(ShardOutput {
+                    loss: ShardLoss::Mean {
+                        name: "ce",
+                        sum,
+                        count,
+                    },
+                    items: count,
+                });
+            }
+        };
+        let (views, items) = self.jepa_views(model, kind, step, shard, device)?;
+        Ok(ShardOutput {
+            loss: ShardLoss::Jepa {
+                views,
+                n_global: self.cfg.views.n_global,
+                loss: self.cfg.loss.clone(),
+                seed: self.cfg.run.seed,
+            },
+            items,
+        })
     }
 
     /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target.

@@ -43,6 +43,7 @@ use crate::checkpoint::{
     Checkpoint, module_from_bytes, module_to_bytes, record_from_bytes, record_to_bytes,
 };
 use crate::config::{LossConfig, OptimConfig, RunConfig};
+use crate::data_parallel::{Shard, ShardOutput, parallel_step};
 use crate::rng::{Stream, derive_seed};
 use crate::schedule::WarmupCosine;
 use crate::sigreg::{Quadrature, SigregTensors, random_directions, sigreg_tensor};
@@ -73,6 +74,23 @@ pub trait TrainTask<B: AutodiffBackend> {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>>;
+    /// Stages 1-2 for one data-parallel worker ([`crate::data_parallel`]): the views of
+    /// `shard`'s part of step `step`'s batch (drawn from the same seeded stream as the
+    /// whole batch) and their forward pass on `device`, as loss pieces that combine into
+    /// the whole batch's loss. Tasks without one refuse `run.data_parallel > 1`.
+    fn shard_step(
+        &mut self,
+        _model: &Self::Model,
+        _step: usize,
+        shard: Shard,
+        _device: &B::Device,
+    ) -> Result<ShardOutput<B>> {
+        Err(Error::invalid(format!(
+            "run.data_parallel = {}: this task has no data-parallel step (the text JEPA and \
+             next-token tasks have one); set run.data_parallel = 1",
+            shard.count
+        )))
+    }
     /// Optional evaluation of the frozen model; named scores (higher is better for
     /// [`TrainTask::best_metric`]).
     fn evaluate(
@@ -274,8 +292,27 @@ pub fn clip_global_norm<B: AutodiffBackend, M: AutodiffModule<B>>(
     norm
 }
 
+/// Stops training on a non-finite loss or collapsed embeddings (mean std below
+/// `collapse_std`), naming the step.
+fn guard(step: usize, loss: f64, std: Option<f64>, collapse_std: f64) -> Result<()> {
+    if !loss.is_finite() {
+        return Err(Error::Numerical(format!(
+            "step {step}: loss is {loss}; training stopped, the last good checkpoint is kept"
+        )));
+    }
+    if let Some(s) = std.filter(|s| *s < collapse_std) {
+        return Err(Error::Numerical(format!(
+            "step {step}: embeddings collapsed (mean std {s:.3e} < run.collapse_std {collapse_std:.1e}); \
+             training stopped, the last good checkpoint is kept"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `run.steps` optimiser steps of `task` (stages in the module docs), starting
-/// from `resume` if given. `config_toml` is stored in every checkpoint.
+/// from `resume` if given. `config_toml` is stored in every checkpoint. With
+/// `run.data_parallel = W > 1` the `W` replicas all live on `device` (the CPU backend
+/// has one device); [`train_on_devices`] spreads them over several.
 ///
 /// Errors (after keeping the last good checkpoint untouched): a non-finite loss or
 /// gradient norm, or embeddings whose mean std fell below `run.collapse_std`.
@@ -289,6 +326,37 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
     sink: &mut dyn RunSink,
     device: &B::Device,
 ) -> Result<TrainSummary<T::Model>> {
+    let devices = vec![device.clone(); run.data_parallel.max(1)];
+    train_on_devices(task, run, optim, config_toml, resume, sink, &devices)
+}
+
+/// [`train`] with one model replica per entry of `devices` (data-parallel when there are
+/// several: [`crate::data_parallel`]). `devices[0]` holds the model, the optimiser state
+/// and the checkpoints; `devices.len()` must equal `run.data_parallel`.
+///
+/// With one device the step is the single-device step (stages 1-5 in the module docs);
+/// with `W` it is [`parallel_step`]: the same batch loss, its gradient summed over the
+/// replicas by burn's `GradientsParams::to_device` + `GradientsAccumulator`, then one
+/// clipped AdamW step.
+#[allow(clippy::too_many_arguments)]
+pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B>>(
+    task: &mut T,
+    run: &RunConfig,
+    optim: &OptimConfig,
+    config_toml: &str,
+    resume: Option<&Checkpoint>,
+    sink: &mut dyn RunSink,
+    devices: &[B::Device],
+) -> Result<TrainSummary<T::Model>> {
+    if run.data_parallel == 0 || devices.len() != run.data_parallel {
+        return Err(Error::invalid(format!(
+            "run.data_parallel = {}: expected at least 1, and one device per replica \
+             ({} device(s) given)",
+            run.data_parallel,
+            devices.len()
+        )));
+    }
+    let device = &devices[0];
     B::seed(device, derive_seed(run.seed, Stream::Init, 0));
     let mut model = task.init_model(device)?;
     let mut opt = AdamWConfig::new()
@@ -332,27 +400,27 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
         run.steps
     };
     for step in start..end {
-        // 1-3. Views, forward and losses: the task's part.
-        let out = task.step(&model, step, device)?;
-        items_since += out.items;
-        // 4. Guards. The loss is read before backward so a NaN never reaches the weights.
-        let loss = scalar(out.loss.clone());
-        if !loss.is_finite() {
-            return Err(Error::Numerical(format!(
-                "step {step}: loss is {loss}; training stopped, the last good checkpoint is kept"
-            )));
-        }
-        let std = out.embedding_std.map(scalar);
-        if let Some(s) = std.filter(|s| *s < run.collapse_std) {
-            return Err(Error::Numerical(format!(
-                "step {step}: embeddings collapsed (mean std {s:.3e} < run.collapse_std {:.1e}); \
-                 training stopped, the last good checkpoint is kept",
-                run.collapse_std
-            )));
-        }
-        let terms: Vec<(&str, f64)> = out.terms.into_iter().map(|(k, t)| (k, scalar(t))).collect();
-        // 5. Backward.
-        let mut grads = GradientsParams::from_grads(out.loss.backward(), &model);
+        // 1-5. Views, forward and losses (the task's part), guards, backward.
+        let (loss, terms, std, mut grads) = if devices.len() == 1 {
+            let out = task.step(&model, step, device)?;
+            items_since += out.items;
+            // 4. Guards. The loss is read before backward so a NaN never reaches the weights.
+            let loss = scalar(out.loss.clone());
+            let std = out.embedding_std.map(scalar);
+            guard(step, loss, std, run.collapse_std)?;
+            let terms: Vec<(&str, f64)> =
+                out.terms.into_iter().map(|(k, t)| (k, scalar(t))).collect();
+            // 5. Backward.
+            let grads = GradientsParams::from_grads(out.loss.backward(), &model);
+            (loss, terms, std, grads)
+        } else {
+            // W replicas: shard forwards, batch statistics, backward per replica, gradients
+            // summed on devices[0]. The guards run before the optimiser touches the weights.
+            let p = parallel_step(task, &model, step, devices)?;
+            items_since += p.items;
+            guard(step, p.loss, p.embedding_std, run.collapse_std)?;
+            (p.loss, p.terms, p.embedding_std, p.grads)
+        };
         // 6. Global gradient-norm clipping.
         let grad_norm = clip_global_norm::<B, _>(&model, &mut grads, optim.grad_clip);
         if !grad_norm.is_finite() {

@@ -1,0 +1,85 @@
+//! Fixtures shared by the data-parallel test binaries: a toy caption corpus and a tiny
+//! text-JEPA config.
+
+#![allow(dead_code)]
+
+use prh_core::config::{TokenizerConfig, TrainConfig};
+use prh_core::corpus::Group;
+use prh_core::text_task::TextTask;
+use prh_core::tokenizer::TextTokenizer;
+
+/// 40 groups of 3 captions ("a red dog runs in the park", ...).
+pub fn toy_groups() -> Vec<Group> {
+    let mut out = Vec::new();
+    for c in ["red", "blue", "green", "black", "white"] {
+        for a in ["dog", "cat", "horse", "bird"] {
+            for v in ["runs", "sleeps"] {
+                out.push(Group {
+                    id: format!("{c}-{a}-{v}"),
+                    texts: vec![
+                        format!("a {c} {a} {v} in the park"),
+                        format!("the {a} that is {c} {v} today"),
+                        format!("look , one {c} {a} {v} there"),
+                    ],
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A tiny run: `objective`, `steps` steps, batch 16, 32 SIGReg slices, then `sets`.
+pub fn config(objective: &str, steps: usize, sets: &[&str]) -> TrainConfig {
+    let text = format!(
+        "[run]\nobjective = \"{objective}\"\nsteps = {steps}\nlog_every = 1\n\
+         checkpoint_every = 3\n[model]\nmax_len = 16\n[views]\nbatch_size = 16\n\
+         [loss]\nslices = 32\n[optim]\nwarmup_steps = 2\nlr = 2e-3\n"
+    );
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    TrainConfig::from_toml("toy.toml", &text, &sets).unwrap()
+}
+
+/// A WordPiece tokenizer trained on the toy captions (train it once per test and share
+/// it: ties may break differently from one training to the next).
+pub fn tokenizer() -> TextTokenizer {
+    let cfg = TokenizerConfig {
+        vocab_size: 100,
+        min_frequency: 1,
+        ..TokenizerConfig::default()
+    };
+    let groups = toy_groups();
+    TextTokenizer::train(
+        groups
+            .iter()
+            .flat_map(|g| g.texts.iter().map(String::as_str)),
+        &cfg,
+    )
+    .unwrap()
+}
+
+/// The toy corpus as a text task.
+pub fn task(cfg: TrainConfig, tok: &TextTokenizer) -> TextTask {
+    TextTask::new(cfg, tok.clone(), &toy_groups()).unwrap()
+}
+
+/// The toy groups as two gzip JSONL shards and a plain one, plus a one-text group (good
+/// views skip it).
+pub fn toy_shards() -> Vec<(String, Vec<u8>)> {
+    use std::io::Write;
+    let lines: Vec<String> = toy_groups()
+        .iter()
+        .map(|g| serde_json::json!({"id": g.id, "texts": g.texts}).to_string() + "\n")
+        .collect();
+    let gz = |part: &[String]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(part.concat().as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let mut plain = lines[30..].concat();
+    plain.push_str("{\"id\": \"lonely\", \"texts\": [\"a lonely text\"]}\n");
+    vec![
+        ("s0.jsonl.gz".into(), gz(&lines[..15])),
+        ("s1.jsonl.gz".into(), gz(&lines[15..30])),
+        ("s2.jsonl".into(), plain.into_bytes()),
+    ]
+}

@@ -1,0 +1,271 @@
+//! One data-parallel step (W = 2 replicas on the one NdArray device) against the
+//! single-device step on the same global batch, from the same weights.
+//!
+//! What must match (f32 backend; the shards pad to their own lengths and sum in another
+//! order, so equality is to float tolerance, stated per check):
+//! - the loss and its logged terms: relative 1e-5;
+//! - every gradient entry: max |g_dp - g_1| <= 1e-4 * max |g_1|, and the global norm:
+//!   relative 1e-5;
+//! - the weights after one AdamW step: max |w_dp - w_1| <= 1e-2 * lr. AdamW's first step
+//!   moves a weight by lr * g / (|g| + eps), which turns a gradient difference `dg` into
+//!   up to lr * dg / eps for gradients near eps = 1e-8 (measured: 5e-4 * lr); a wrong
+//!   gradient moves weights by ~lr.
+//!
+//! for the invariance-only loss (lambda = 0), the full JEPA loss (lambda = 0.02: SIGReg
+//! is computed on the whole batch from the shards' ECF sums, docs/scaling.md) and
+//! next-token cross-entropy. The test also checks that it can tell the two SIGReg
+//! options apart: the mean of per-shard losses differs from the batch loss by far more
+//! than the tolerance.
+
+mod common;
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::prelude::*;
+use prh_core::backend::CpuTrain;
+use prh_core::data_parallel::parallel_step;
+use prh_core::encoder::TextEncoder;
+use prh_core::text_task::TextTask;
+use prh_core::train::{TrainTask, clip_global_norm, jepa_loss, scalar};
+
+type AB = CpuTrain;
+
+/// Every float parameter (or its gradient) flattened, in visiting order.
+struct Flat<'a> {
+    grads: Option<&'a GradientsParams>,
+    out: Vec<f32>,
+}
+
+impl ModuleVisitor<AB> for Flat<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<AB, D>>) {
+        let t = match self.grads {
+            Some(g) => g
+                .get::<<AB as burn::tensor::backend::AutodiffBackend>::InnerBackend, D>(param.id)
+                .map(|t| t.into_data()),
+            None => Some(param.val().into_data()),
+        };
+        if let Some(t) = t {
+            self.out.extend(t.iter::<f32>());
+        }
+    }
+}
+
+fn flat(model: &TextEncoder<AB>, grads: Option<&GradientsParams>) -> Vec<f32> {
+    let mut v = Flat {
+        grads,
+        out: Vec::new(),
+    };
+    model.visit(&mut v);
+    v.out
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from((x - y).abs()))
+        .fold(0.0, f64::max)
+}
+
+/// Loss, terms, flattened gradient, gradient norm and weights after one AdamW step.
+struct StepResult {
+    loss: f64,
+    terms: Vec<(String, f64)>,
+    grad: Vec<f32>,
+    norm: f64,
+    weights: Vec<f32>,
+}
+
+const LR: f64 = 1e-3;
+
+fn after_adamw(model: &TextEncoder<AB>, grads: GradientsParams) -> Vec<f32> {
+    let mut opt = AdamWConfig::new().init::<AB, TextEncoder<AB>>();
+    flat(&opt.step(LR, model.clone(), grads), None)
+}
+
+fn single(t: &mut TextTask, model: &TextEncoder<AB>, step: usize) -> StepResult {
+    let device = Default::default();
+    let out = TrainTask::<AB>::step(t, model, step, &device).unwrap();
+    let loss = scalar(out.loss.clone());
+    let terms = out
+        .terms
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), scalar(v)))
+        .collect();
+    let mut grads = GradientsParams::from_grads(out.loss.backward(), model);
+    let norm = clip_global_norm::<AB, _>(model, &mut grads, 0.0);
+    let grad = flat(model, Some(&grads));
+    StepResult {
+        loss,
+        terms,
+        grad,
+        norm,
+        weights: after_adamw(model, grads),
+    }
+}
+
+fn parallel(t: &mut TextTask, model: &TextEncoder<AB>, step: usize, w: usize) -> StepResult {
+    let devices = vec![Default::default(); w];
+    let mut p = parallel_step::<AB, _>(t, model, step, &devices).unwrap();
+    let norm = clip_global_norm::<AB, _>(model, &mut p.grads, 0.0);
+    let grad = flat(model, Some(&p.grads));
+    StepResult {
+        loss: p.loss,
+        terms: p
+            .terms
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        grad,
+        norm,
+        weights: after_adamw(model, p.grads),
+    }
+}
+
+/// Compares W = 2 with W = 1 at step `step`; returns the single-device loss.
+fn compare(objective: &str, sets: &[&str], step: usize) -> f64 {
+    let tok = common::tokenizer();
+    let mut t = common::task(common::config(objective, 10, sets), &tok);
+    let device = Default::default();
+    // A fresh model: burn initialises parameters lazily, so the data-parallel step (run
+    // first) must materialise the weights once before it forks the replicas.
+    let model: TextEncoder<AB> = t.spec.init(&device).unwrap();
+    let b = parallel(&mut t, &model, step, 2);
+    let a = single(&mut t, &model, step);
+    let rel = |x: f64, y: f64| (x - y).abs() / y.abs().max(1e-12);
+    eprintln!(
+        "{objective} {sets:?}: loss {} vs {} (rel {:.2e}); norm {} vs {} (rel {:.2e})",
+        a.loss,
+        b.loss,
+        rel(b.loss, a.loss),
+        a.norm,
+        b.norm,
+        rel(b.norm, a.norm)
+    );
+    assert!(rel(b.loss, a.loss) < 1e-5, "loss {} vs {}", b.loss, a.loss);
+    assert_eq!(a.terms.len(), b.terms.len());
+    for ((ka, va), (kb, vb)) in a.terms.iter().zip(&b.terms) {
+        assert_eq!(ka, kb);
+        assert!(
+            rel(*vb, *va) < 1e-5 || (va - vb).abs() < 1e-9,
+            "{ka}: {vb} vs {va}"
+        );
+    }
+    assert!(
+        rel(b.norm, a.norm) < 1e-5,
+        "grad norm {} vs {}",
+        b.norm,
+        a.norm
+    );
+    let gmax = a
+        .grad
+        .iter()
+        .map(|g| f64::from(g.abs()))
+        .fold(0.0, f64::max);
+    let gdiff = max_abs_diff(&a.grad, &b.grad);
+    let wdiff = max_abs_diff(&a.weights, &b.weights);
+    eprintln!(
+        "  max |grad diff| {gdiff:.2e} (max |grad| {gmax:.2e}); max |weight diff| {wdiff:.2e}"
+    );
+    assert!(
+        gdiff <= 1e-4 * gmax,
+        "gradient differs by {gdiff} (max {gmax})"
+    );
+    assert!(
+        wdiff <= 1e-2 * LR,
+        "weights differ by {wdiff} after one AdamW step"
+    );
+    // The step moved the weights (so the comparison above is not of two no-ops).
+    let before = flat(&model, None);
+    assert!(max_abs_diff(&before, &a.weights) > 0.5 * LR);
+    a.loss
+}
+
+#[test]
+fn invariance_only_step_matches_single_device() {
+    compare("good", &["loss.lambda=0.0"], 3);
+}
+
+#[test]
+fn full_jepa_step_matches_single_device() {
+    compare("good", &[], 0);
+    compare("bad", &[], 5);
+}
+
+#[test]
+fn next_token_step_matches_single_device() {
+    compare("next-token", &[], 2);
+}
+
+/// The per-replica SIGReg average (design option (b)) is a different loss from the batch
+/// SIGReg that the data-parallel step computes: on this batch the two differ by far more
+/// than the tolerance above, so the full-loss test above would catch option (b).
+#[test]
+fn per_shard_sigreg_average_is_a_different_loss() {
+    let tok = common::tokenizer();
+    let mut t = common::task(common::config("good", 10, &[]), &tok);
+    let device = Default::default();
+    let model: TextEncoder<AB> = t.spec.init(&device).unwrap();
+    let step = 0;
+    let whole = scalar(
+        TrainTask::<AB>::step(&mut t, &model, step, &device)
+            .unwrap()
+            .loss,
+    );
+    let mut shard_losses = Vec::new();
+    for k in 0..2 {
+        let shard = prh_core::data_parallel::Shard { index: k, count: 2 };
+        let out = TrainTask::<AB>::shard_step(&mut t, &model, step, shard, &device).unwrap();
+        let prh_core::data_parallel::ShardLoss::Jepa {
+            views,
+            n_global,
+            loss,
+            seed,
+        } = out.loss
+        else {
+            panic!("a JEPA task gives JEPA shards");
+        };
+        let l = jepa_loss(&views, n_global, &loss, seed, step, &device).unwrap();
+        shard_losses.push(scalar(l.total));
+    }
+    let mean = (shard_losses[0] + shard_losses[1]) / 2.0;
+    let dp = parallel(&mut t, &model, step, 2).loss;
+    eprintln!("batch loss {whole}, data-parallel {dp}, mean of shard losses {mean}");
+    assert!((dp - whole).abs() < 1e-5 * whole);
+    assert!(
+        (mean - whole).abs() > 1e-3 * whole,
+        "per-shard SIGReg mean {mean} vs batch {whole}"
+    );
+}
+
+#[test]
+fn bad_splits_are_refused_with_the_field() {
+    let tok = common::tokenizer();
+    let mut t = common::task(common::config("good", 10, &[]), &tok);
+    let device = Default::default();
+    let model: TextEncoder<AB> = t.spec.init(&device).unwrap();
+    // 16 groups over 3 replicas.
+    let devices = vec![Default::default(); 3];
+    let e = parallel_step::<AB, _>(&mut t, &model, 0, &devices)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("run.data_parallel = 3") && e.contains("views.batch_size = 16"),
+        "{e}"
+    );
+    // The config refuses it too, and W = 0.
+    let text = "[views]\nbatch_size = 16\n";
+    for (set, want) in [
+        ("run.data_parallel=3", "do not divide views.batch_size = 16"),
+        ("run.data_parallel=0", "expected at least 1"),
+    ] {
+        let e = prh_core::config::TrainConfig::from_toml("x.toml", text, &[set.to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("run.data_parallel") && e.contains(want),
+            "{e}"
+        );
+    }
+}
