@@ -76,6 +76,39 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
             assert_eq!(s[key]["std"].as_f64(), Some(0.0));
         }
     }
+    // Web demo data: seed 0's test-set embeddings per objective and language, in
+    // test_ids.txt order; scoring the exported files with `prh-native metrics` gives the
+    // final point of results.json (same rows, same metric options).
+    let export = out.path().join("export");
+    let ids = std::fs::read_to_string(export.join("test_ids.txt")).unwrap();
+    assert_eq!(ids.lines().count(), 150);
+    for (r, obj) in runs.iter().zip(["good", "bad", "next-token"]) {
+        assert_eq!(r["objective"], obj);
+        let files = ["en", "de"].map(|l| export.join(format!("{obj}.{l}.test.npy")));
+        let m = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+            .arg("metrics")
+            .args(&files)
+            .args(["--json", "--null", "0"])
+            .output()
+            .unwrap();
+        assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+        let m: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
+        assert_eq!(m["n"].as_u64(), Some(150));
+        let last = r["curve"].as_array().unwrap().last().unwrap();
+        assert_eq!(m["mutual_knn"].as_f64(), last["mutual_knn"].as_f64(), "{obj}");
+        let (cka, want) = (m["cka"].as_f64().unwrap(), last["cka"].as_f64().unwrap());
+        assert!((cka - want).abs() < 1e-12, "{obj}: cka {cka} vs {want}");
+    }
+    for lang in ["en", "de"] {
+        let model = std::fs::read(export.join(format!("good.{lang}.prh.safetensors"))).unwrap();
+        let (_, meta) = safetensors::SafeTensors::read_metadata(&model).unwrap();
+        assert_eq!(
+            meta.metadata().as_ref().unwrap()["format"],
+            "prh-text-encoder"
+        );
+    }
+    assert!(!export.join("bad.en.prh.safetensors").exists());
+
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(md.contains("| objective | mutual k-NN"));
     for obj in ["| good |", "| bad |", "| next-token |"] {

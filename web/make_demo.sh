@@ -10,12 +10,24 @@
 #   web/assets/demo_vision.imagenet.safetensors encoder and its ImageNet class vectors (the
 #                                           Checkpoint lab's nearest-classes demo), copied
 #                                           from docs/results/views-vision/export.
+#   web/assets/demo_multi_en.npy, demo_multi_de.npy  the views-multilingual experiment's
+#                                           good-view en and de encoders (trained apart)
+#                                           on the 1,000 test_2016 images (Alignment lab),
+#                                           copied from docs/results/views-multilingual/export.
 # Usage: PRH_DATA=../shared/data web/make_demo.sh [path/to/prh-native]
 #        web/make_demo.sh --vision [export dir]   (only the vision pair)
+#        web/make_demo.sh --multilingual [export dir]   (only the en/de pair)
 # After a rebuild, update the reference values in web/tests/core_numerics.rs (printed by
 # the `prh-native metrics` / `embed` commands below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --multilingual ]; then
+  EXPORT=${2:-docs/results/views-multilingual/export}
+  cp "$EXPORT/good.en.test.npy" web/assets/demo_multi_en.npy
+  cp "$EXPORT/good.de.test.npy" web/assets/demo_multi_de.npy
+  ls -l web/assets/demo_multi_*
+  exit 0
+fi
 if [ "${1:-}" = --vision ]; then
   EXPORT=${2:-docs/results/views-vision/export}
   cp "$EXPORT/good.prh.safetensors" web/assets/demo_vision.prh.safetensors

@@ -262,6 +262,16 @@ async function alignment(page, url, dir) {
   await page.mouse.move(ca.x + ca.width / 2 + 45, ca.y + ca.height / 2 - 5, { steps: 4 });
   await page.mouse.up();
   await page.screenshot({ path: join(SHOTS, "alignment-lab.png"), fullPage: true });
+  // The views-multilingual demo: English and German encoders trained apart; the page's
+  // scores on the shipped files equal the CLI's on the same files.
+  await page.click("#load-demo-multilingual");
+  await page.waitForFunction(() => document.querySelector("#info-b")?.textContent.includes("demo_multi_de.npy") && !document.querySelector("#busy") && document.querySelector("#metric-mutual_knn"), { timeout: 120000 });
+  const refM = native(["metrics", join(DIST, "assets/demo_multi_en.npy"), join(DIST, "assets/demo_multi_de.npy"), "--json", "--null", "0"]);
+  const nM = await page.$eval("#info-a", (e) => e.textContent);
+  for (const key of ["mutual_knn", "cka"]) {
+    const shown = Number(await page.$eval(`#metric-${key}`, (e) => e.dataset.value));
+    check(Math.abs(shown - refM[key]) < TOL && nM.includes("N = 1000"), `multilingual demo: en vs de ${key} page ${shown} = CLI ${refM[key]} (${nM.trim()})`);
+  }
 }
 
 async function embedWith(page, backend) {

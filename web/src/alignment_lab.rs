@@ -157,12 +157,16 @@ pub fn AlignmentLab() -> impl IntoView {
         Callback::new(move |r: Result<Features, String>| s.set(Some(r.map(Arc::new))))
     };
     let (on_a, on_b) = (loaded(set_a), loaded(set_b));
-    let load_demo = move |_| {
+    let load_pair = move |a: &'static str, b: &'static str| {
         leptos::task::spawn_local(async move {
-            set_a.set(Some(fetch_demo("demo_a.npy").await.map(Arc::new)));
-            set_b.set(Some(fetch_demo("demo_b.npy").await.map(Arc::new)));
+            set_a.set(Some(fetch_demo(a).await.map(Arc::new)));
+            set_b.set(Some(fetch_demo(b).await.map(Arc::new)));
         });
     };
+    let load_demo = move |_| load_pair("demo_a.npy", "demo_b.npy");
+    // The views-multilingual experiment's good-view encoders (en and de trained apart),
+    // embedding the 1,000 test_2016 images' first caption in each language.
+    let load_multilingual = move |_| load_pair("demo_multi_en.npy", "demo_multi_de.npy");
     let analysis = RwSignal::new(None::<Result<Arc<Analysis>, String>>);
     let busy = RwSignal::new(false);
     Effect::new(move |_| {
@@ -201,6 +205,9 @@ pub fn AlignmentLab() -> impl IntoView {
             <DropZone label="A" id="file-a" on_load=on_a />
             <DropZone label="B" id="file-b" on_load=on_b />
             <button id="load-demo" on:click=load_demo>"Load demo sets"</button>
+            <button id="load-demo-multilingual" on:click=load_multilingual
+                title="English and German JEPAs trained apart with good views (views-multilingual, seed 0): 1,000 test_2016 images, one caption per language">
+                "Load en vs de (views-multilingual)"</button>
             <label>
                 "k "
                 <input type="number" id="knn-k" min="1" max="100" prop:value=move || k.get().to_string()

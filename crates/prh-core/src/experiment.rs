@@ -55,6 +55,10 @@ pub struct ExperimentSpec {
     pub k: usize,
     /// Shuffles of the mutual k-NN permutation null at the final step.
     pub null_shuffles: usize,
+    /// `views-multilingual`: write seed 0's test-set embeddings of every objective and
+    /// language (`export/<objective>.<lang>.test.npy`) and its good-view encoders
+    /// (`export/good.<lang>.prh.safetensors`) for the web app.
+    pub export: bool,
     /// `views-vision` and `scaling`: corpus and evaluation settings.
     pub vision: crate::experiment_vision::VisionSpec,
     /// `scaling`: the sample budgets.
@@ -94,6 +98,7 @@ impl Default for ExperimentSpec {
             test_groups: 0,
             k: 10,
             null_shuffles: 100,
+            export: false,
             vision: Default::default(),
             scaling: Default::default(),
         }

@@ -15,6 +15,7 @@
 //! ([`prh_core::experiment::align_point`]).
 
 use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::Checkpoint;
 use prh_core::config::Objective;
@@ -281,6 +282,18 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
                         })?;
                 train_s[l] = t.elapsed().as_secs_f64();
                 final_loss[l] = summary.last_loss;
+                if spec.export && seed == spec.seeds[0] {
+                    export_run(
+                        &out,
+                        objective_name(objective),
+                        lang,
+                        &task,
+                        &summary,
+                        &toks[l],
+                        &config_toml,
+                        (n_fit, n_test),
+                    )?;
+                }
                 eprintln!(
                     "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
                     objective_name(objective),
@@ -319,7 +332,50 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
             });
         }
     }
+    if spec.export {
+        let p = out.join("export").join("test_ids.txt");
+        let test_ids = ids[0][n_fit..].join("\n") + "\n";
+        std::fs::write(&p, test_ids).with_context(|| format!("writing {}", p.display()))?;
+    }
     write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;
+    Ok(())
+}
+
+/// Writes one trained encoder's test-set embeddings (`export/<objective>.<lang>.test.npy`,
+/// float32 `[n_test, d]`, rows in `test_ids.txt` order) and, for good views, the encoder
+/// itself (`export/good.<lang>.prh.safetensors`): the web app's demo data.
+#[allow(clippy::too_many_arguments)]
+fn export_run<B: AutodiffBackend>(
+    out: &Path,
+    objective: &str,
+    lang: &str,
+    task: &RecordingTask,
+    summary: &TrainSummary<TextEncoder<B>>,
+    tokenizer: &TextTokenizer,
+    config_toml: &str,
+    (n_fit, n_test): (usize, usize),
+) -> Result<()> {
+    let dir = out.join("export");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let last = task
+        .snapshots
+        .last()
+        .context("no final snapshot recorded")?;
+    let d = last.embeddings.len() / (n_fit + n_test);
+    let test = &last.embeddings[n_fit * d..];
+    let p = dir.join(format!("{objective}.{lang}.test.npy"));
+    prh_core::npy::write_npy(&p, &[n_test, d], test)
+        .with_context(|| format!("writing {}", p.display()))?;
+    if objective == "good" {
+        let bytes = prh_core::bundle::write_bundle(
+            &summary.model.valid(),
+            &task.inner.spec,
+            tokenizer,
+            config_toml,
+        )?;
+        let p = dir.join(format!("good.{lang}.prh.safetensors"));
+        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+    }
     Ok(())
 }
 
