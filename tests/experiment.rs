@@ -95,7 +95,11 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
         let m: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
         assert_eq!(m["n"].as_u64(), Some(150));
         let last = r["curve"].as_array().unwrap().last().unwrap();
-        assert_eq!(m["mutual_knn"].as_f64(), last["mutual_knn"].as_f64(), "{obj}");
+        assert_eq!(
+            m["mutual_knn"].as_f64(),
+            last["mutual_knn"].as_f64(),
+            "{obj}"
+        );
         let (cka, want) = (m["cka"].as_f64().unwrap(), last["cka"].as_f64().unwrap());
         assert!((cka - want).abs() < 1e-12, "{obj}: cka {cka} vs {want}");
     }
