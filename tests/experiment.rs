@@ -320,3 +320,75 @@ fn quick_scaling_fits_a_law_and_plots_it() {
     assert!(md.contains("Sample efficiency") && md.contains("| good | 8 |"));
     svg_ok(&out.path().join("alignment_vs_samples.svg"), 2, "<polyline");
 }
+
+/// The multilingual measure: en and de encoders trained apart per budget; every point
+/// carries the views-multilingual scores (mutual k-NN with its null, CKA, R@1).
+#[test]
+fn quick_scaling_multilingual_trains_both_languages_per_budget() {
+    let Some(data) = data_dir() else {
+        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+        .args(["experiment", "scaling", "--quick", "--out"])
+        .arg(out.path())
+        .arg("--data")
+        .arg(&data)
+        .args([
+            "--set",
+            "experiment.scaling.measure=\"multilingual\"",
+            "--set",
+            "train.data.max_groups=200",
+            "--set",
+            "experiment.fit_groups=60",
+            "--set",
+            "experiment.test_groups=60",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // Both languages train at every budget.
+    assert_eq!(err.matches("good seed 0 de:").count(), 5, "{err}");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["measure"], "multilingual");
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 10, "2 objectives x 5 budgets x 1 seed");
+    for p in points {
+        let s = &p["scores"];
+        finite_in(&s["mutual_knn"], 0.0, 1.0, "mutual_knn");
+        finite_in(&s["null_mean"], 0.0, 1.0, "null_mean");
+        finite_in(&s["cka"], 0.0, 1.0 + 1e-9, "cka");
+        finite_in(&s["r1_a_to_b"], 0.0, 1.0, "r1");
+        assert_eq!(s["step"], p["steps"], "the score is the run's last step");
+    }
+    for c in r["curves"].as_array().unwrap() {
+        finite_in(&c["init_mutual_knn"], 0.0, 1.0, "init");
+        assert!(c["law"]["a"].as_f64().unwrap().is_finite());
+    }
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(md.contains("English and a German encoder"), "{md}");
+    svg_ok(&out.path().join("alignment_vs_samples.svg"), 2, "<polyline");
+}
+
+#[test]
+fn unknown_scaling_measure_is_named() {
+    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+        .args([
+            "experiment",
+            "scaling",
+            "--quick",
+            "--set",
+            "experiment.scaling.measure=\"audio\"",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("experiment.scaling.measure") && err.contains("audio"),
+        "{err}"
+    );
+}

@@ -73,6 +73,10 @@ pub struct ScalingSpec {
     pub budgets: Vec<usize>,
     /// Index into `budgets` of the run left out of the law's fit and predicted by it.
     pub held_out: usize,
+    /// What "alignment" is: `vision` (mutual 10-NN of the class texts with
+    /// EfficientNet-Lite0, the views-vision setting) or `multilingual` (en vs de mutual
+    /// 10-NN on the test split, the views-multilingual setting: both encoders trained).
+    pub measure: String,
 }
 
 impl Default for ScalingSpec {
@@ -80,6 +84,7 @@ impl Default for ScalingSpec {
         Self {
             budgets: vec![25, 50, 100, 200, 400, 800],
             held_out: 5,
+            measure: "vision".into(),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! ([`prh_core::experiment::align_point`]).
 
 use anyhow::{Context, Result, bail};
+use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::Checkpoint;
@@ -32,6 +33,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod bilingual;
 mod scaling;
 mod views_vision;
 mod vision;
@@ -191,16 +193,6 @@ struct Summary {
     r1_b_to_a: SeedStats,
 }
 
-/// First caption of the first `max` (0: all) groups of `split`, and the image ids.
-fn probe(dir: &Path, split: &str, lang: &str, max: usize) -> Result<(Vec<String>, Vec<String>)> {
-    let mut c = corpus::read_multi30k(dir, split, lang)?;
-    c.truncate(max);
-    Ok(c.groups
-        .into_iter()
-        .map(|g| (g.texts[0].clone(), g.id))
-        .unzip())
-}
-
 fn objective_name(o: Objective) -> &'static str {
     match o {
         Objective::Good => "good",
@@ -217,38 +209,9 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
         "no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)",
     )?;
     let out = out_dir(args)?;
-
-    // Probe texts per language: fit rows then test rows, same images on both sides.
-    let mut probes: Vec<Vec<String>> = Vec::new();
-    let mut ids: Vec<Vec<String>> = Vec::new();
-    let (mut n_fit, mut n_test) = (0, 0);
-    for lang in &spec.langs {
-        let (mut t, mut i) = probe(&dir, &spec.fit_split, lang, spec.fit_groups)?;
-        n_fit = t.len();
-        let (t2, i2) = probe(&dir, &spec.test_split, lang, spec.test_groups)?;
-        n_test = t2.len();
-        t.extend(t2);
-        i.extend(i2);
-        probes.push(t);
-        ids.push(i);
-    }
-    if ids[0] != ids[1] || probes[0].len() != probes[1].len() {
-        bail!(
-            "the {} and {} probe splits do not list the same images",
-            spec.langs[0],
-            spec.langs[1]
-        );
-    }
-    // Training corpora and tokenizers: one per language, shared by every objective/seed.
+    let bi = Bilingual::load(&cfg, &source, &dir)?;
+    let (n_fit, n_test) = (bi.n_fit, bi.n_test);
     let base = cfg.train_config(&source, Objective::Good, 0, &spec.langs[0])?;
-    let mut corpora = Vec::new();
-    let mut toks = Vec::new();
-    for lang in &spec.langs {
-        let mut c = corpus::read_multi30k(&dir, &base.data.train_split, lang)?;
-        c.truncate(base.data.max_groups);
-        toks.push(TextTokenizer::train(c.texts(), &base.tokenizer)?);
-        corpora.push(c);
-    }
     eprintln!(
         "{}: {} objectives x {} seeds x 2 languages, {} steps each on {} training images; \
          probes {n_fit} {} + {n_test} {} images",
@@ -256,7 +219,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
         spec.objectives.len(),
         spec.seeds.len(),
         base.run.steps,
-        corpora[0].groups.len(),
+        bi.corpora[0].groups.len(),
         spec.fit_split,
         spec.test_split
     );
@@ -264,77 +227,43 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
     let mut runs = Vec::new();
     for &objective in &spec.objectives {
         for &seed in &spec.seeds {
-            let mut snaps = Vec::new();
-            let (mut final_loss, mut train_s) = ([0.0; 2], [0.0; 2]);
-            for (l, lang) in spec.langs.iter().enumerate() {
-                let mut tcfg = cfg.train_config(&source, objective, seed, lang)?;
-                tcfg.run.eval_every = spec.eval_every;
-                let config_toml = tcfg.to_toml()?;
-                let inner = TextTask::new(tcfg.clone(), toks[l].clone(), &corpora[l].groups)?;
-                let t = Instant::now();
-                let (task, summary) =
-                    train_recording::<B>(inner, probes[l].clone(), &config_toml, &device)
-                        .with_context(|| {
-                            format!(
-                                "training {} seed {seed} ({lang})",
-                                objective_name(objective)
-                            )
-                        })?;
-                train_s[l] = t.elapsed().as_secs_f64();
-                final_loss[l] = summary.last_loss;
-                if spec.export && seed == spec.seeds[0] {
+            let export = spec.export && seed == spec.seeds[0];
+            let pair = bi.train_pair::<B>(
+                &cfg,
+                &source,
+                objective,
+                seed,
+                None,
+                spec.eval_every,
+                &device,
+                |l, task, summary, config_toml| {
+                    if !export {
+                        return Ok(());
+                    }
                     export_run(
                         &out,
                         objective_name(objective),
-                        lang,
-                        &task,
-                        &summary,
-                        &toks[l],
-                        &config_toml,
+                        &spec.langs[l],
+                        task,
+                        summary,
+                        &bi.toks[l],
+                        config_toml,
                         (n_fit, n_test),
-                    )?;
-                }
-                eprintln!(
-                    "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
-                    objective_name(objective),
-                    summary.steps,
-                    summary.last_loss,
-                    train_s[l]
-                );
-                snaps.push(task.snapshots);
-            }
-            let d = base.model.dims()?.0;
-            let last = snaps[0].len().min(snaps[1].len());
-            let mut curve = Vec::new();
-            for (i, (a, b)) in snaps[0].iter().zip(&snaps[1]).enumerate() {
-                if a.step != b.step {
-                    bail!("snapshot steps differ: {} vs {}", a.step, b.step);
-                }
-                let shuffles = if i + 1 == last { spec.null_shuffles } else { 0 };
-                curve.push(prh_core::experiment::align_point(
-                    a.step,
-                    &a.embeddings,
-                    d,
-                    &b.embeddings,
-                    d,
-                    n_fit,
-                    n_test,
-                    spec.k,
-                    shuffles,
-                )?);
-            }
+                    )
+                },
+            )?;
             runs.push(RunResult {
                 objective,
                 seed,
-                curve,
-                final_loss,
-                train_s,
+                curve: bi.curve(&cfg, &source, &pair)?,
+                final_loss: pair.final_loss,
+                train_s: pair.train_s,
             });
         }
     }
     if spec.export {
         let p = out.join("export").join("test_ids.txt");
-        let test_ids = ids[0][n_fit..].join("\n") + "\n";
+        let test_ids = bi.ids[n_fit..].join("\n") + "\n";
         std::fs::write(&p, test_ids).with_context(|| format!("writing {}", p.display()))?;
     }
     write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;

@@ -1,5 +1,7 @@
-//! `prh-native experiment scaling`: mutual 10-NN with EfficientNet-Lite0's class vectors
-//! (the views-vision measurement) as a function of training samples, one run per
+//! `prh-native experiment scaling`: alignment as a function of training samples — mutual
+//! 10-NN with EfficientNet-Lite0's class vectors (the views-vision measurement, default)
+//! or, with `experiment.scaling.measure = "multilingual"`, mutual 10-NN between English
+//! and German encoders trained apart (the views-multilingual measurement) — one run per
 //! objective and budget (each with its own warmup and cosine schedule); the law
 //! `a - b n^-c` ([`prh_core::scaling_law`]) is fit per objective, checked on a held-out
 //! budget, and used for the sample-efficiency ratio (the paper's 42x).
@@ -8,12 +10,12 @@ use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::config::Objective;
 use prh_core::experiment_report::{ScalingSeries, svg_scaling};
-use prh_core::experiment_vision::VisionScores;
 use prh_core::scaling_law::{PowerLaw, fit};
 use serde::Serialize;
 use std::time::Instant;
 
-use super::vision::{load, score, train_one};
+use super::bilingual::Bilingual;
+use super::vision::{VisionData, load, score, train_one};
 use super::{Args, load_config, objective_name, out_dir};
 
 /// One run: objective, seed, budget and its final scores.
@@ -24,7 +26,8 @@ struct Point {
     steps: usize,
     samples: f64,
     tokens: f64,
-    scores: VisionScores,
+    /// The final alignment scores of the run (the measure's own fields).
+    scores: serde_json::Value,
     train_s: f64,
 }
 
@@ -44,6 +47,65 @@ struct Curve {
     held_out_predicted: Option<f64>,
     /// Fit on every budget.
     law: Option<PowerLaw>,
+}
+
+/// The alignment being scaled and the data it needs.
+enum Measure {
+    /// Class texts vs EfficientNet-Lite0 (views-vision).
+    Vision(Box<VisionData>),
+    /// English vs German encoders trained apart (views-multilingual).
+    Multilingual(Box<Bilingual>),
+}
+
+impl Measure {
+    /// Training groups (per language for `Multilingual`).
+    fn groups(&self) -> usize {
+        match self {
+            Measure::Vision(d) => d.groups.len(),
+            Measure::Multilingual(b) => b.corpora[0].groups.len(),
+        }
+    }
+
+    /// Tokens one training sample reads: good views read a whole group (spans of its
+    /// different texts), bad views and next-token one text.
+    fn tokens_per_sample(&self, objective: Objective) -> f64 {
+        let (text, group) = match self {
+            Measure::Vision(d) => (d.tokens_per_text, d.tokens_per_group),
+            Measure::Multilingual(b) => (b.tokens_per_text, b.tokens_per_group),
+        };
+        if objective == Objective::Good {
+            group
+        } else {
+            text
+        }
+    }
+
+    /// Plot title suffix, y-axis label and the report's description of the measurement.
+    fn describe(&self, batch: f64) -> (&'static str, &'static str, String) {
+        match self {
+            Measure::Vision(_) => (
+                "mutual 10-NN with EfficientNet-Lite0",
+                "mutual 10-NN, 1,000 classes",
+                format!(
+                    "Mutual 10-NN between a text encoder's embeddings of the 1,000 ImageNet class \
+                     texts and EfficientNet-Lite0's class vectors (as in views-vision), after \
+                     training on WordNet + Multi30k text for a given number of samples (steps × \
+                     batch {batch})"
+                ),
+            ),
+            Measure::Multilingual(b) => (
+                "mutual 10-NN, en vs de trained apart",
+                "mutual 10-NN, test images",
+                format!(
+                    "Mutual 10-NN between an English and a German encoder trained apart on \
+                     Multi30k captions (as in views-multilingual; first caption of {} test \
+                     images per side), after training each for a given number of samples \
+                     (steps × batch {batch})",
+                    b.n_test
+                ),
+            ),
+        }
+    }
 }
 
 /// Samples at which the measured curve first reaches `target`, interpolating linearly in
@@ -69,21 +131,33 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             budgets.len()
         );
     }
+    let measure = spec.scaling.measure.as_str();
+    if !matches!(measure, "vision" | "multilingual") {
+        bail!(
+            "experiment.scaling.measure: expected \"vision\" or \"multilingual\", got \"{measure}\""
+        );
+    }
     let dir = prh_core::corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
     )?;
     let out = out_dir(args)?;
-    let data = load(args, &cfg, &source, &dir)?;
+    let measure = if measure == "multilingual" {
+        Measure::Multilingual(Box::new(Bilingual::load(&cfg, &source, &dir)?))
+    } else {
+        Measure::Vision(Box::new(load(args, &cfg, &source, &dir)?))
+    };
     let batch = cfg
         .train_config(&source, Objective::Good, 0, "en")?
         .views
         .batch_size as f64;
     eprintln!(
-        "{}: {} objectives x budgets {budgets:?} steps x {} seeds, batch {batch}, {} groups",
+        "{}: {} objectives x budgets {budgets:?} steps x {} seeds, batch {batch}, {} groups, \
+         measure {}",
         spec.name,
         spec.objectives.len(),
         spec.seeds.len(),
-        data.groups.len()
+        measure.groups(),
+        spec.scaling.measure
     );
     let mut points = Vec::new();
     let mut curves = Vec::new();
@@ -91,49 +165,73 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         let name = objective_name(objective);
         // Good views read a whole group per sample (spans of its different texts); bad
         // views and next-token one text.
-        let tps = if objective == Objective::Good {
-            data.tokens_per_group
-        } else {
-            data.tokens_per_text
-        };
+        let tps = measure.tokens_per_sample(objective);
         let mut ys = Vec::new();
         let mut init = f64::NAN;
         for &steps in budgets {
             let mut vals = Vec::new();
             for &seed in &spec.seeds {
-                let tr = train_one::<B>(
-                    &cfg,
-                    &source,
-                    &data,
-                    objective,
-                    seed,
-                    Some(steps),
-                    0,
-                    false,
-                    &device,
-                )?;
-                if init.is_nan()
-                    && let Some(first) = tr.snapshots.first()
-                {
-                    init = score(&data, &cfg, &first.embeddings, tr.d, seed, false)?
-                        .0
-                        .mutual_knn;
+                let (s, first, train_s) = match &measure {
+                    Measure::Vision(data) => {
+                        let tr = train_one::<B>(
+                            &cfg,
+                            &source,
+                            data,
+                            objective,
+                            seed,
+                            Some(steps),
+                            0,
+                            false,
+                            &device,
+                        )?;
+                        let score_of = |emb: &[f32], last: bool| -> Result<_> {
+                            Ok(score(data, &cfg, emb, tr.d, seed, last)?.0)
+                        };
+                        let first = tr.snapshots.first().context("no step-0 snapshot")?;
+                        let last = tr.snapshots.last().context("no final snapshot")?;
+                        let first = if init.is_nan() {
+                            score_of(&first.embeddings, false)?.mutual_knn
+                        } else {
+                            init
+                        };
+                        let s = score_of(&last.embeddings, true)?;
+                        ((s.mutual_knn, serde_json::to_value(s)?), first, tr.train_s)
+                    }
+                    Measure::Multilingual(bi) => {
+                        let pair = bi.train_pair::<B>(
+                            &cfg,
+                            &source,
+                            objective,
+                            seed,
+                            Some(steps),
+                            0,
+                            &device,
+                            |_, _, _, _| Ok(()),
+                        )?;
+                        let curve = bi.curve(&cfg, &source, &pair)?;
+                        let first = curve.first().context("no step-0 snapshot")?.mutual_knn;
+                        let s = curve.last().context("no final snapshot")?;
+                        (
+                            (s.mutual_knn, serde_json::to_value(s)?),
+                            first,
+                            pair.train_s.iter().sum(),
+                        )
+                    }
+                };
+                if init.is_nan() {
+                    init = first;
                 }
-                let last = tr.snapshots.last().context("no final snapshot")?;
-                let (s, _) = score(&data, &cfg, &last.embeddings, tr.d, seed, true)?;
-                eprintln!(
-                    "  {name} {steps} steps seed {seed}: mutual 10-NN {:.4}",
-                    s.mutual_knn
-                );
-                vals.push(s.mutual_knn);
+                let (y, scores) = s;
+                eprintln!("  {name} {steps} steps seed {seed}: mutual 10-NN {y:.4}");
+                vals.push(y);
                 points.push(Point {
                     objective: name.to_string(),
                     seed,
                     steps,
                     samples: steps as f64 * batch,
                     tokens: steps as f64 * batch * tps,
-                    scores: s,
-                    train_s: tr.train_s,
+                    scores,
+                    train_s,
                 });
             }
             ys.push(vals.iter().sum::<f64>() / vals.len() as f64);
@@ -205,6 +303,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         "device": args.device,
         "wall_s": wall_s,
         "law": "mutual_knn = a - b * samples^-c (least squares, c profiled)",
+        "measure": spec.scaling.measure,
         "budgets_steps": budgets,
         "batch_size": batch,
         "held_out": spec.scaling.held_out,
@@ -217,6 +316,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
     };
     write("results.json", serde_json::to_string_pretty(&results)?)?;
+    let (title, y_label, what) = measure.describe(batch);
     let pts: Vec<Vec<(f64, f64)>> = curves
         .iter()
         .map(|c| {
@@ -238,15 +338,11 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         .collect();
     write(
         "alignment_vs_samples.svg",
-        svg_scaling(
-            &format!("{}: mutual 10-NN with EfficientNet-Lite0", spec.name),
-            "mutual 10-NN, 1,000 classes",
-            &series,
-        ),
+        svg_scaling(&format!("{}: {title}", spec.name), y_label, &series),
     )?;
     write(
         "report.md",
-        report_md(&command, &source, args, wall_s, &curves, &efficiency, batch),
+        report_md(&command, &source, args, wall_s, &curves, &efficiency, &what),
     )?;
     eprintln!(
         "report folder {}: results.json report.md alignment_vs_samples.svg ({wall_s:.1} s)",
@@ -262,13 +358,11 @@ fn report_md(
     wall_s: f64,
     curves: &[Curve],
     eff: &serde_json::Value,
-    batch: f64,
+    what: &str,
 ) -> String {
     let mut md = format!(
         "# scaling\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
-         Mutual 10-NN between a text encoder's embeddings of the 1,000 ImageNet class texts and \
-         EfficientNet-Lite0's class vectors (as in views-vision), after training on \
-         WordNet + Multi30k text for a given number of samples (steps × batch {batch}); one run \
+         {what}; one run \
          per budget, each with its own warmup and cosine schedule. Law: \
          `mutual_knn = a − b · samples^(−c)`, least squares.\n\n\
          | objective | samples | mutual 10-NN (seed mean) |\n|---|---|---|\n",

@@ -1,0 +1,214 @@
+//! The two-language setting shared by `views-multilingual` and `scaling` with
+//! `experiment.scaling.measure = "multilingual"`: per language a Multi30k training corpus
+//! and its own tokenizer, probe texts (first caption of each fit-split image, then of each
+//! test-split image; the same images on both sides), and one encoder pair trained apart.
+
+use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::config::Objective;
+use prh_core::corpus::{self, Corpus};
+use prh_core::encoder::TextEncoder;
+use prh_core::experiment::{AlignmentPoint, ExperimentConfig, RecordingTask, Snapshot};
+use prh_core::text_task::TextTask;
+use prh_core::tokenizer::TextTokenizer;
+use prh_core::train::TrainSummary;
+use std::path::Path;
+use std::time::Instant;
+
+use super::{objective_name, train_recording};
+
+/// Both languages' corpora, tokenizers and probe texts.
+pub(super) struct Bilingual {
+    /// Probe texts per language: `n_fit` fit rows, then `n_test` test rows.
+    pub probes: [Vec<String>; 2],
+    /// Image ids of the probe rows (the same on both sides).
+    pub ids: Vec<String>,
+    pub n_fit: usize,
+    pub n_test: usize,
+    /// Training corpus per language.
+    pub corpora: [Corpus; 2],
+    /// One tokenizer per language, trained on that language's corpus only.
+    pub toks: [TextTokenizer; 2],
+    /// Mean tokens of one caption, and of all captions of one image (each capped at
+    /// max_len), in the first language: what one bad-view / next-token sample and one
+    /// good-view sample read.
+    pub tokens_per_text: f64,
+    pub tokens_per_group: f64,
+}
+
+/// The two entries of a per-language list.
+fn two<T>(v: Vec<T>) -> Result<[T; 2]> {
+    v.try_into()
+        .map_err(|v: Vec<T>| anyhow::anyhow!("expected 2 languages, got {}", v.len()))
+}
+
+/// First caption of the first `max` (0: all) groups of `split`, and the image ids.
+fn probe(dir: &Path, split: &str, lang: &str, max: usize) -> Result<(Vec<String>, Vec<String>)> {
+    let mut c = corpus::read_multi30k(dir, split, lang)?;
+    c.truncate(max);
+    Ok(c.groups
+        .into_iter()
+        .map(|g| (g.texts[0].clone(), g.id))
+        .unzip())
+}
+
+impl Bilingual {
+    /// Reads the probes and training corpora of `spec.langs` from `dir` (Multi30k).
+    pub fn load(cfg: &ExperimentConfig, source: &str, dir: &Path) -> Result<Self> {
+        let spec = &cfg.spec;
+        let mut probes: Vec<Vec<String>> = Vec::new();
+        let mut ids: Vec<Vec<String>> = Vec::new();
+        let (mut n_fit, mut n_test) = (0, 0);
+        for lang in &spec.langs {
+            let (mut t, mut i) = probe(dir, &spec.fit_split, lang, spec.fit_groups)?;
+            n_fit = t.len();
+            let (t2, i2) = probe(dir, &spec.test_split, lang, spec.test_groups)?;
+            n_test = t2.len();
+            t.extend(t2);
+            i.extend(i2);
+            probes.push(t);
+            ids.push(i);
+        }
+        if ids[0] != ids[1] || probes[0].len() != probes[1].len() {
+            bail!(
+                "the {} and {} probe splits do not list the same images",
+                spec.langs[0],
+                spec.langs[1]
+            );
+        }
+        let base = cfg.train_config(source, Objective::Good, 0, &spec.langs[0])?;
+        let mut corpora = Vec::new();
+        let mut toks = Vec::new();
+        for lang in &spec.langs {
+            let mut c = corpus::read_multi30k(dir, &base.data.train_split, lang)?;
+            c.truncate(base.data.max_groups);
+            toks.push(TextTokenizer::train(c.texts(), &base.tokenizer)?);
+            corpora.push(c);
+        }
+        // Token statistics on a fixed stride of groups (all of them cost seconds).
+        let cap = base.model.max_len;
+        let stride = (corpora[0].groups.len() / 2000).max(1);
+        let (mut nt, mut tt, mut ng) = (0usize, 0usize, 0usize);
+        for g in corpora[0].groups.iter().step_by(stride) {
+            ng += 1;
+            for t in &g.texts {
+                nt += 1;
+                tt += toks[0].encode(t)?.len().min(cap);
+            }
+        }
+        let ids = ids.swap_remove(0);
+        Ok(Self {
+            probes: two(probes)?,
+            ids,
+            n_fit,
+            n_test,
+            corpora: two(corpora)?,
+            toks: two(toks)?,
+            tokens_per_text: tt as f64 / nt.max(1) as f64,
+            tokens_per_group: tt as f64 / ng.max(1) as f64,
+        })
+    }
+
+    /// Trains one encoder per language with `objective` and `seed` (for `steps` steps
+    /// when given, with a proportionate warmup, else the config's), recording the probe
+    /// embeddings at step 0, every `eval_every` steps and at the end. `on_trained(lang
+    /// index, task, summary, config)` sees each trained encoder (exports).
+    #[allow(clippy::too_many_arguments)]
+    pub fn train_pair<B: AutodiffBackend>(
+        &self,
+        cfg: &ExperimentConfig,
+        source: &str,
+        objective: Objective,
+        seed: u64,
+        steps: Option<usize>,
+        eval_every: usize,
+        device: &B::Device,
+        mut on_trained: impl FnMut(
+            usize,
+            &RecordingTask,
+            &TrainSummary<TextEncoder<B>>,
+            &str,
+        ) -> Result<()>,
+    ) -> Result<PairRun> {
+        let mut snaps = Vec::new();
+        let (mut final_loss, mut train_s) = ([0.0; 2], [0.0; 2]);
+        for (l, lang) in cfg.spec.langs.iter().enumerate() {
+            let mut tcfg = cfg.train_config(source, objective, seed, lang)?;
+            if let Some(s) = steps {
+                tcfg.run.steps = s;
+                tcfg.optim.warmup_steps = tcfg.optim.warmup_steps.min(s / 10);
+            }
+            tcfg.run.eval_every = eval_every;
+            let config_toml = tcfg.to_toml()?;
+            let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
+            let t = Instant::now();
+            let (task, summary) =
+                train_recording::<B>(inner, self.probes[l].clone(), &config_toml, device)
+                    .with_context(|| {
+                        format!(
+                            "training {} seed {seed} ({lang})",
+                            objective_name(objective)
+                        )
+                    })?;
+            train_s[l] = t.elapsed().as_secs_f64();
+            final_loss[l] = summary.last_loss;
+            on_trained(l, &task, &summary, &config_toml)?;
+            eprintln!(
+                "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
+                objective_name(objective),
+                summary.steps,
+                summary.last_loss,
+                train_s[l]
+            );
+            snaps.push(task.snapshots);
+        }
+        Ok(PairRun {
+            snaps: two(snaps)?,
+            final_loss,
+            train_s,
+        })
+    }
+
+    /// Alignment of the two languages at every recorded step of `run` (the permutation
+    /// null, with `null_shuffles` shuffles, only at the last one).
+    pub fn curve(
+        &self,
+        cfg: &ExperimentConfig,
+        source: &str,
+        run: &PairRun,
+    ) -> Result<Vec<AlignmentPoint>> {
+        let spec = &cfg.spec;
+        let d = cfg
+            .train_config(source, Objective::Good, 0, &spec.langs[0])?
+            .model
+            .dims()?
+            .0;
+        let last = run.snaps[0].len().min(run.snaps[1].len());
+        let mut curve = Vec::new();
+        for (i, (a, b)) in run.snaps[0].iter().zip(&run.snaps[1]).enumerate() {
+            if a.step != b.step {
+                bail!("snapshot steps differ: {} vs {}", a.step, b.step);
+            }
+            let shuffles = if i + 1 == last { spec.null_shuffles } else { 0 };
+            curve.push(prh_core::experiment::align_point(
+                a.step,
+                &a.embeddings,
+                d,
+                &b.embeddings,
+                d,
+                self.n_fit,
+                self.n_test,
+                spec.k,
+                shuffles,
+            )?);
+        }
+        Ok(curve)
+    }
+}
+
+/// One objective x seed: both languages' probe snapshots, last losses and wall times.
+pub(super) struct PairRun {
+    pub snaps: [Vec<Snapshot>; 2],
+    pub final_loss: [f64; 2],
+    pub train_s: [f64; 2],
+}
