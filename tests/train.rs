@@ -367,3 +367,65 @@ fn sharded_corpus_streams_and_resumes_exactly() {
         "resumed sharded run differs from the uninterrupted one"
     );
 }
+
+/// `--set run.data_parallel=2`: two replicas (one CPU device) split each batch of 8; the
+/// run follows the single-device run's losses to float tolerance (relative 1e-4, the
+/// shards pad and sum in another order), writes its run folder, and resumes exactly.
+/// Replica counts that are 0 or do not divide the batch are refused naming the field.
+#[test]
+fn data_parallel_trains_and_resumes_exactly_through_the_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    let (one, full, cut) = (
+        tmp.path().join("one"),
+        tmp.path().join("dp"),
+        tmp.path().join("dp-cut"),
+    );
+    check(&train(&corpus, &one, &[]));
+    let tok = format!("tokenizer.path={}", one.join("tokenizer.json").display());
+    let out = train(&corpus, &full, &["run.data_parallel=2", &tok]);
+    check(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("data-parallel: 2 replicas"), "{err}");
+    let config = std::fs::read_to_string(full.join("config.toml")).unwrap();
+    assert!(config.contains("data_parallel = 2"), "{config}");
+    assert!(full.join("embeddings.npy").exists());
+    let (a, b) = (metrics(&one), metrics(&full));
+    assert_eq!(a.len(), 8);
+    for (x, y) in a.iter().zip(&b) {
+        let (lx, ly): (f64, f64) = (x.1.parse().unwrap(), y.1.parse().unwrap());
+        assert!(
+            (lx - ly).abs() < 1e-4 * lx.abs(),
+            "step {}: loss {lx} vs {ly}",
+            x.0
+        );
+    }
+    check(&train(
+        &corpus,
+        &cut,
+        &["run.data_parallel=2", "run.stop_at=4", &tok],
+    ));
+    check(
+        &bin()
+            .arg("train")
+            .arg("--resume")
+            .arg(&cut)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(metrics(&cut), b, "resumed data-parallel run differs");
+    for (set, want) in [
+        ("run.data_parallel=3", "do not divide views.batch_size = 8"),
+        ("run.data_parallel=0", "expected at least 1"),
+    ] {
+        let out = train(&corpus, &tmp.path().join("bad-dp"), &[set]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && err.contains("tiny.toml")
+                && err.contains("run.data_parallel")
+                && err.contains(want),
+            "{err}"
+        );
+    }
+}

@@ -30,7 +30,10 @@
 //! forward and losses, (4) NaN / collapse guard, (5) backward, (6) global gradient-norm
 //! clipping, (7) AdamW step at the warmup+cosine rate, (8) metrics line, evaluation,
 //! `best` / `latest` checkpoints through a [`RunSink`] (files natively, memory in the
-//! browser). Resuming from a [`Checkpoint`] continues bit-exactly on CPU because every
+//! browser). With `run.data_parallel = W > 1`, stages 1-5 run on `W` model replicas, each
+//! on its shard of the batch, and their gradients are summed on the main device
+//! ([`crate::data_parallel`], [`train_on_devices`]); the loss is still the whole batch's.
+//! Resuming from a [`Checkpoint`] continues bit-exactly on CPU because every
 //! random draw is a function of `(seed, stream, step)` ([`crate::rng`]) and the schedule
 //! is a function of the step.
 

@@ -26,7 +26,7 @@ use prh_core::encoder::{EncoderSpec, TextEncoder};
 use prh_core::features::{self, Features};
 use prh_core::text_task::{EvalSet, TextTask, embed_texts};
 use prh_core::tokenizer::TextTokenizer;
-use prh_core::train::{RunSink, train};
+use prh_core::train::{RunSink, train_on_devices};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -327,7 +327,13 @@ pub(crate) fn new_run_dir(args: &Args, p: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+/// Trains on the backend `B`; `device_of(i, w)` is the device of data-parallel replica `i`
+/// of `w` (`run.data_parallel`; replica 0 holds the model, optimiser and checkpoints).
+fn train_on<B: AutodiffBackend>(
+    args: &Args,
+    device_of: fn(usize, usize) -> B::Device,
+) -> Result<()> {
+    let device = device_of(0, 1);
     if super::train_scene::is_scene(args) {
         return super::train_scene::train_on::<B>(args, device);
     }
@@ -484,14 +490,25 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
         args.device,
         dir.display()
     );
-    let summary = train::<B, _>(
+    let w = cfg.run.data_parallel;
+    let devices: Vec<B::Device> = (0..w).map(|i| device_of(i, w)).collect();
+    if devices.len() > 1 {
+        eprintln!(
+            "data-parallel: {} replicas on {:?}, batch {} split into {} groups each",
+            devices.len(),
+            devices,
+            cfg.views.batch_size,
+            cfg.views.batch_size / devices.len()
+        );
+    }
+    let summary = train_on_devices::<B, _>(
         &mut task,
         &cfg.run,
         &cfg.optim,
         &config_toml,
         resume.as_ref(),
         &mut sink,
-        &device,
+        &devices,
     )?;
     if let Some(bar) = &sink.bar {
         bar.finish();
@@ -518,23 +535,39 @@ fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
     Ok(())
 }
 
+/// wgpu replica `i` of `w`: the default (best available) adapter for single-device
+/// training, else discrete GPU `i` (multi-GPU data parallelism; not run on this project's
+/// machines).
+#[cfg(feature = "wgpu")]
+fn wgpu_device(i: usize, w: usize) -> prh_core::backend::burn::backend::wgpu::WgpuDevice {
+    use prh_core::backend::burn::backend::wgpu::WgpuDevice;
+    if w == 1 {
+        WgpuDevice::default()
+    } else {
+        WgpuDevice::DiscreteGpu(i)
+    }
+}
+
 pub fn run(args: Args) -> Result<()> {
     match args.device.as_str() {
+        // The CPU backend has one device: data-parallel replicas share it.
         "cpu" => {
             #[cfg(feature = "cpu")]
-            return train_on::<prh_core::backend::CpuTrain>(&args, Default::default());
+            return train_on::<prh_core::backend::CpuTrain>(&args, |_, _| Default::default());
             #[cfg(not(feature = "cpu"))]
             return Err(not_compiled("cpu"));
         }
         "wgpu" => {
             #[cfg(feature = "wgpu")]
-            return train_on::<prh_core::backend::WgpuTrain>(&args, Default::default());
+            return train_on::<prh_core::backend::WgpuTrain>(&args, wgpu_device);
             #[cfg(not(feature = "wgpu"))]
             return Err(not_compiled("wgpu"));
         }
         "cuda" => {
             #[cfg(feature = "cuda")]
-            return train_on::<prh_core::backend::CudaTrain>(&args, Default::default());
+            return train_on::<prh_core::backend::CudaTrain>(&args, |i, _| {
+                prh_core::backend::burn::backend::cuda::CudaDevice { index: i }
+            });
             #[cfg(not(feature = "cuda"))]
             return Err(not_compiled("cuda"));
         }
