@@ -57,6 +57,7 @@ pub mod spectrum;
 pub mod text_task;
 pub mod theorem;
 pub mod tokenizer;
+pub mod top_eigen;
 pub mod train;
 pub mod views;
 pub mod wordnet;
