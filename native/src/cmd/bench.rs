@@ -16,6 +16,7 @@ use clap::Subcommand;
 use prh_core::kernel::Kernel;
 use prh_core::linalg::sym_eigen;
 use prh_core::pair_graph::random_pi;
+use prh_core::top_eigen::{TopEigen, TopEigenParams, sym_eigen_top};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -49,9 +50,21 @@ pub struct EigenArgs {
     /// The numpy reference script.
     #[arg(long, default_value = "benches/eigen_numpy.py")]
     pub script: PathBuf,
-    /// BLAS/LAPACK threads for numpy (faer is built without rayon: one thread).
+    /// Threads on both sides: faer's (`prh_core::linalg::set_threads`) and numpy's
+    /// BLAS/LAPACK threads (OMP/OPENBLAS/MKL_NUM_THREADS), so the comparison is like with like.
     #[arg(long, default_value_t = 1)]
-    pub numpy_threads: usize,
+    pub threads: usize,
+    /// Overrides numpy's thread count (default: `--threads`).
+    #[arg(long)]
+    pub numpy_threads: Option<usize>,
+    /// Also time the top-D eigenpairs only: prh's block Lanczos
+    /// (`prh_core::top_eigen::sym_eigen_top`) vs scipy's eigsh (ARPACK) and
+    /// eigh(subset_by_index) (LAPACK syevr); 0 skips it.
+    #[arg(long, default_value_t = 0)]
+    pub top: usize,
+    /// Relative residual tolerance of both top-D iterative solvers.
+    #[arg(long, default_value_t = 1e-10)]
+    pub top_tol: f64,
     /// Size of the f64 matmul timed on both sides as the machine's practical FLOP peak
     /// (0 skips it).
     #[arg(long, default_value_t = 2000)]
@@ -66,7 +79,7 @@ pub fn eigen_flops(n: usize) -> f64 {
     9.0 * (n as f64).powi(3)
 }
 
-/// Median seconds of C = A B for random `n x n` f64 matrices in faer (one thread), after a
+/// Median seconds of C = A B for random `n x n` f64 matrices in faer (`--threads`), after a
 /// warm-up: 2 n^3 flops each.
 fn faer_matmul_seconds(n: usize, repeats: usize) -> f64 {
     use prh_core::linalg::Matrix;
@@ -111,6 +124,11 @@ fn eigen(args: EigenArgs) -> Result<()> {
             args.script.display()
         );
     }
+    if args.threads == 0 {
+        bail!("need --threads >= 1 (the same count is given to numpy)");
+    }
+    prh_core::linalg::set_threads(args.threads);
+    let numpy_threads = args.numpy_threads.unwrap_or(args.threads);
     let dir = std::env::temp_dir().join(format!("prh-bench-eigen-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut rows = Vec::new();
@@ -129,17 +147,44 @@ fn eigen(args: EigenArgs) -> Result<()> {
             times.push(t0.elapsed().as_secs_f64());
         }
         eprintln!("faer n = {n}: {:.4} s", median(times.clone()));
-        rows.push((n, median(times), values));
+        let top = if args.top > 0 {
+            let params = TopEigenParams {
+                tol: args.top_tol,
+                ..TopEigenParams::default()
+            };
+            let mut found = sym_eigen_top(k.as_ref(), args.top, params)?; // warm-up
+            let mut times = Vec::new();
+            for _ in 0..args.repeats {
+                let t0 = Instant::now();
+                found = sym_eigen_top(k.as_ref(), args.top, params)?;
+                times.push(t0.elapsed().as_secs_f64());
+            }
+            eprintln!(
+                "block Lanczos n = {n}, top {}: {:.4} s",
+                args.top,
+                median(times.clone())
+            );
+            Some((median(times), found))
+        } else {
+            None
+        };
+        rows.push((n, median(times), values, top));
         files.push(path);
     }
     let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
-    let threads = args.numpy_threads.to_string();
+    let threads = numpy_threads.to_string();
     let out = Command::new(&args.python)
         .arg(&args.script)
         .arg("--repeats")
         .arg(args.repeats.to_string())
         .arg("--matmul")
         .arg(args.peak_n.to_string())
+        .args([
+            "--top",
+            &args.top.to_string(),
+            "--tol",
+            &args.top_tol.to_string(),
+        ])
         .args(&files)
         .env("OMP_NUM_THREADS", &threads)
         .env("OPENBLAS_NUM_THREADS", &threads)
@@ -159,8 +204,9 @@ fn eigen(args: EigenArgs) -> Result<()> {
         .as_array()
         .context("numpy reference: no `results`")?;
     println!(
-        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; faer 0.24 (1 thread, {} build) vs numpy {} eigh ({}, {} thread(s))",
+        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; faer 0.24 ({} thread(s), {} build) vs numpy {} eigh ({}, {} thread(s))",
         args.repeats,
+        prh_core::linalg::threads(),
         if cfg!(debug_assertions) {
             "dev"
         } else {
@@ -168,7 +214,7 @@ fn eigen(args: EigenArgs) -> Result<()> {
         },
         reference["numpy"].as_str().unwrap_or("?"),
         reference["blas"].as_str().unwrap_or("?"),
-        args.numpy_threads
+        numpy_threads
     );
     let gflops = |flops: f64, s: f64| flops / s / 1e9;
     let peaks = match (peak, reference["matmul"]["median_s"].as_f64()) {
@@ -199,7 +245,7 @@ fn eigen(args: EigenArgs) -> Result<()> {
         "numpy GFLOP/s (%)",
         "max |dlam|"
     );
-    for ((n, t, values), r) in rows.iter().zip(results) {
+    for ((n, t, values, _), r) in rows.iter().zip(results) {
         let tn = r["median_s"]
             .as_f64()
             .context("numpy reference: no median_s")?;
@@ -226,6 +272,70 @@ fn eigen(args: EigenArgs) -> Result<()> {
             t / tn,
             format!("{gf:.1}{}", pct(gf, peaks.map(|p| p.0))),
             format!("{gn:.1}{}", pct(gn, peaks.map(|p| p.1))),
+        );
+    }
+    if args.top > 0 {
+        top_table(&args, &rows, results)?;
+    }
+    Ok(())
+}
+
+/// One timed size: n, full-decomposition seconds, its eigenvalues, the top-d run.
+type EigenRow = (usize, f64, Vec<f64>, Option<(f64, TopEigen)>);
+
+/// Second table of `bench eigen --top d`: the top d eigenpairs only, prh's block Lanczos
+/// vs scipy's two routes, with each one's eigenvalue error against the full numpy `eigh`.
+fn top_table(args: &EigenArgs, rows: &[EigenRow], results: &[serde_json::Value]) -> Result<()> {
+    let values = |v: &serde_json::Value| -> Result<Vec<f64>> {
+        Ok(v.as_array()
+            .context("numpy reference: eigenvalues missing")?
+            .iter()
+            .filter_map(|x| x.as_f64())
+            .collect())
+    };
+    let err = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+    };
+    println!(
+        "top {} eigenpairs only (values + vectors), median of {} runs, residual tol {:e}; error = max |lambda - lambda(full numpy eigh)| over the top {}",
+        args.top, args.repeats, args.top_tol, args.top
+    );
+    println!(
+        "{:>6} {:>10} {:>8} {:>11} {:>11} {:>12} {:>11} {:>10} {:>10} {:>10}",
+        "n",
+        "prh (s)",
+        "Krylov m",
+        "eigsh (s)",
+        "syevr (s)",
+        "prh/eigsh",
+        "prh/syevr",
+        "prh err",
+        "eigsh err",
+        "syevr err"
+    );
+    for ((n, _, _, top), r) in rows.iter().zip(results) {
+        let (t, found) = top.as_ref().context("top-d run missing")?;
+        let full = values(&r["eigenvalues"])?;
+        let ts = &r["top"];
+        let (te, ve) = (
+            ts["eigsh"]["median_s"].as_f64().context("no eigsh time")?,
+            values(&ts["eigsh"]["eigenvalues"])?,
+        );
+        let (tr, vr) = (
+            ts["subset"]["median_s"].as_f64().context("no syevr time")?,
+            values(&ts["subset"]["eigenvalues"])?,
+        );
+        println!(
+            "{n:>6} {t:>10.4} {:>8} {te:>11.4} {tr:>11.4} {:>12.3} {:>11.3} {:>10.1e} {:>10.1e} {:>10.1e}",
+            found.krylov_dim,
+            t / te,
+            t / tr,
+            err(&found.values, &full),
+            err(&ve, &full),
+            err(&vr, &full),
         );
     }
     Ok(())

@@ -39,8 +39,9 @@ pub struct MetricsBenchArgs {
     /// The numpy reference script.
     #[arg(long, default_value = "benches/metrics_numpy.py")]
     pub script: PathBuf,
-    /// BLAS threads for numpy (faer is built without rayon: one thread).
-    #[arg(long, default_value_t = 1)]
+    /// Threads on both sides: prh-core's faer kernels (`prh_core::linalg::set_threads`) and
+    /// numpy's BLAS, so the comparison is like with like.
+    #[arg(long = "threads", alias = "numpy-threads", default_value_t = 1)]
     pub numpy_threads: usize,
 }
 
@@ -121,9 +122,10 @@ struct Row {
 
 /// Runs `prh-native bench metrics`.
 pub fn run(args: MetricsBenchArgs) -> Result<()> {
-    if args.repeats == 0 {
-        bail!("need --repeats >= 1");
+    if args.repeats == 0 || args.numpy_threads == 0 {
+        bail!("need --repeats >= 1 and --threads >= 1");
     }
+    prh_core::linalg::set_threads(args.numpy_threads);
     if !args.script.is_file() {
         bail!(
             "{}: numpy reference script not found (run from the repository root or pass --script)",
@@ -136,13 +138,14 @@ pub fn run(args: MetricsBenchArgs) -> Result<()> {
     std::fs::remove_dir_all(&dir).ok();
     let (rows, version) = result?;
     println!(
-        "median of {} runs; prh-core ({} build, faer 1 thread) vs numpy {} ({} thread(s)); same f32 inputs, both in f64",
+        "median of {} runs; prh-core ({} build, faer {} thread(s)) vs numpy {} ({} thread(s)); same f32 inputs, both in f64",
         args.repeats,
         if cfg!(debug_assertions) {
             "dev"
         } else {
             "release"
         },
+        prh_core::linalg::threads(),
         version,
         args.numpy_threads
     );
