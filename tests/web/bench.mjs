@@ -16,7 +16,9 @@
 // Reports medians of REPS runs. Never asserts a time.
 //
 // Env: PRH_NATIVE, PRH_DIST (as e2e.mjs), PRH_DATA (Multi30k captions for the texts;
-// synthetic sentences when absent), REPS (default 3).
+// synthetic sentences when absent), REPS (default 3), SPECTRAL_ONLY=1 (skip the checkpoint
+// lab), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
+// wasm SIMD kernels on; rows say which).
 // Run: node tests/web/bench.mjs
 
 import puppeteer from "puppeteer-core";
@@ -31,6 +33,8 @@ const NATIVE = process.env.PRH_NATIVE ?? join(process.env.CARGO_TARGET_DIR ?? jo
 const DIST = process.env.PRH_DIST ?? join(root, "dist");
 const DATA = process.env.PRH_DATA ?? join(root, "../shared/data");
 const REPS = Number(process.env.REPS ?? 3);
+const SPECTRAL_ONLY = process.env.SPECTRAL_ONLY === "1";
+const SIMD_VARIANTS = process.env.SIMD === "both" ? ["0", "1"] : [null];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => (ms === undefined ? "—" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
@@ -70,9 +74,10 @@ async function launch(dir, webgpu) {
 
 // The spectral lab at `obs` observations: the page's own compute time on load, and the
 // alpha slider's input-to-next-frame latency.
-async function spectral(page, url, obs) {
+async function spectral(page, url, obs, simd) {
   const n = obs / 2;
-  await page.goto(`${url}?lab=spectral&preset=clusters&n=${n}&seed=0&alpha=0.3&d=3&skip=1`, { waitUntil: "load" });
+  const simdQuery = simd === null ? "" : `&simd=${simd}`;
+  await page.goto(`${url}?lab=spectral&preset=clusters&n=${n}&seed=0&alpha=0.3&d=3&skip=1${simdQuery}`, { waitUntil: "load" });
   await page.waitForSelector("#compute-time", { timeout: 120000 });
   const load = Number(await page.$eval("#compute-time", (e) => e.dataset.ms));
   const shownObs = Number(await page.$eval("#compute-time", (e) => e.dataset.observations));
@@ -153,7 +158,7 @@ async function main() {
       nativeSpectral[obs] = median(Array.from({ length: REPS }, () => timeNative(args)));
     }
     let nativeEmbed;
-    if (existsSync(join(DATA, "multi30k"))) {
+    if (!SPECTRAL_ONLY && existsSync(join(DATA, "multi30k"))) {
       const run = join(dir, "run");
       execFileSync(NATIVE, ["train", "--config", join(root, "configs/tiny.toml"), "--set", "run.steps=2", "--set", "run.checkpoint_every=2", "--data", DATA, "--out", run], { stdio: ["ignore", "ignore", "inherit"] });
       writeFileSync(join(dir, "t1000.txt"), texts.join("\n") + "\n");
@@ -162,19 +167,22 @@ async function main() {
       nativeEmbed = t("t1000.txt") - t("t10.txt");
     }
 
-    for (const webgpu of [false, true]) {
+    for (const webgpu of SPECTRAL_ONLY ? [false] : [false, true]) {
       const browser = await launch(dir, webgpu);
       try {
         const page = await browser.newPage();
         const label = webgpu ? "chromium --enable-unsafe-webgpu" : "chromium --disable-gpu";
         if (!webgpu) {
           for (const obs of [100, 400, 1000]) {
-            const s = await spectral(page, url, obs);
-            rows.push([`spectral lab recompute, ${obs} observations (page load)`, label, fmt(s.load), fmt(nativeSpectral[obs])]);
-            rows.push([`spectral lab alpha slider, ${obs} observations: compute / input-to-frame`, label, `${fmt(s.compute)} / ${fmt(s.wall)}`, "—"]);
+            for (const simd of SIMD_VARIANTS) {
+              const s = await spectral(page, url, obs, simd);
+              const tag = simd === null ? "" : simd === "1" ? " (wasm SIMD)" : " (no SIMD)";
+              rows.push([`spectral lab recompute, ${obs} observations (page load)${tag}`, label, fmt(s.load), fmt(nativeSpectral[obs])]);
+              rows.push([`spectral lab alpha slider, ${obs} observations: compute / input-to-frame${tag}`, label, `${fmt(s.compute)} / ${fmt(s.wall)}`, "—"]);
+            }
           }
         }
-        for (const backend of webgpu ? ["webgpu", "cpu"] : ["auto"]) {
+        for (const backend of SPECTRAL_ONLY ? [] : webgpu ? ["webgpu", "cpu"] : ["auto"]) {
           const e = await embed(page, url, backend, texts);
           rows.push([`checkpoint lab, embed 1,000 texts on ${e.backend}: first / warm`, label, `${fmt(e.first)} / ${fmt(e.warm)}`, fmt(nativeEmbed)]);
         }

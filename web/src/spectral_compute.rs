@@ -58,8 +58,30 @@ fn base(s: &Settings) -> Result<Arc<Base>> {
     Ok(b)
 }
 
+/// Switches on faer's wasm SIMD kernels when the URL asks for it (`?simd=1`). faer's SIMD
+/// layer (pulp) compiles its `simd128` code paths into the module in any case, behind
+/// `#[target_feature(enable = "simd128")]`, and takes them at run time only when this flag
+/// is set (wasm has no CPU-feature detection). Off by default: in headless Chromium it gave
+/// no consistent gain (docs/benchmarks.md, Browser: 100 observations 2.4x faster on load,
+/// 400 and 1,000 within the noise or slower, f64 lanes being only two wide). Results differ
+/// from the scalar path by round-off only (summation order; simd128 has no fused
+/// multiply-add).
+fn enable_simd() {
+    #[cfg(target_arch = "wasm32")]
+    {
+        thread_local! {
+            static DECIDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        }
+        // Read the URL once: the lab rewrites the query string after the first compute.
+        if !DECIDED.with(|d| d.replace(true)) && crate::url_state::get("simd", 0_u8) != 0 {
+            faer::traits::pulp::wasm::enable_simd128();
+        }
+    }
+}
+
 /// Every figure's numbers for one [`Settings`], with the milliseconds they took.
 pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
+    enable_simd();
     let t0 = crate::now_ms();
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
