@@ -323,8 +323,16 @@ mod tests {
         let (c1, s1) = ecf_sums(zt.clone().narrow(0, 20, n - 20), &st);
         let (call, sall) = ecf_sums(zt, &st);
         let gap = |a: Tensor<F, 2>, b: Tensor<F, 2>| -> f64 { (a - b).abs().max().into_scalar() };
-        assert!(gap(c0.clone() + c1.clone(), call) < 1e-12);
-        assert!(gap(s0.clone() + s1.clone(), sall) < 1e-12);
+        // Sums of n unit-bounded terms in another order (2.8e-14 measured with the scalar
+        // kernels). A workspace-wide build turns on burn-ndarray's SIMD kernels, whose
+        // vectorised cos/sin differ from the scalar tail path by ~1e-13 per element and
+        // which rows take which path depends on the block: the CI run saw > 1e-12. A
+        // lost or doubled row would be off by ~1.
+        let (gc, gs) = (
+            gap(c0.clone() + c1.clone(), call),
+            gap(s0.clone() + s1.clone(), sall),
+        );
+        assert!(gc < 1e-9 && gs < 1e-9, "cos gap {gc:e}, sin gap {gs:e}");
         let got: f64 = sigreg_from_ecf(
             (c0 + c1).div_scalar(n as f64),
             (s0 + s1).div_scalar(n as f64),
