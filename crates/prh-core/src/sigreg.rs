@@ -323,15 +323,16 @@ mod tests {
         let (c1, s1) = ecf_sums(zt.clone().narrow(0, 20, n - 20), &st);
         let (call, sall) = ecf_sums(zt, &st);
         let gap = |a: Tensor<F, 2>, b: Tensor<F, 2>| -> f64 { (a - b).abs().max().into_scalar() };
-        // Sums of n unit-bounded terms in another order: 2.8e-14 measured in a
-        // `-p prh-core` build, but the workspace-wide `cargo test` of a CI run (other
-        // burn-ndarray features unified in) exceeded 1e-12. A lost or doubled row would
-        // be off by ~1, so 1e-9 still catches every sharding error.
+        // Sums of n unit-bounded terms over other row blocks: 2.8e-14 apart in a
+        // `-p prh-core` build, but 1.1e-5 in the workspace-wide `cargo test` of CI (other
+        // burn-ndarray features unified in run some of these f64 ops at f32 precision). A
+        // lost or doubled row would be off by ~1, so 1e-4 still catches every sharding
+        // error; the statistic is then checked at the f32 tolerance of the test above.
         let (gc, gs) = (
             gap(c0.clone() + c1.clone(), call),
             gap(s0.clone() + s1.clone(), sall),
         );
-        assert!(gc < 1e-9 && gs < 1e-9, "cos gap {gc:e}, sin gap {gs:e}");
+        assert!(gc < 1e-4 && gs < 1e-4, "cos gap {gc:e}, sin gap {gs:e}");
         let got: f64 = sigreg_from_ecf(
             (c0 + c1).div_scalar(n as f64),
             (s0 + s1).div_scalar(n as f64),
@@ -339,7 +340,10 @@ mod tests {
             &st,
         )
         .into_scalar();
-        assert!((got - reference).abs() < 1e-9, "{got} vs {reference}");
+        assert!(
+            (got - reference).abs() < 1e-4 * reference.max(1.0),
+            "{got} vs {reference}"
+        );
     }
 
     #[test]
