@@ -6,65 +6,14 @@
 //! model init, so two "identical" runs there may start from different weights. This file
 //! is its own test binary with a single test, so nothing else draws in between.
 
+mod common;
+
 use prh_core::Error;
 use prh_core::backend::CpuTrain;
 use prh_core::checkpoint::Checkpoint;
-use prh_core::config::{TokenizerConfig, TrainConfig};
-use prh_core::corpus::Group;
 use prh_core::shards::ShardStream;
 use prh_core::text_task::TextTask;
-use prh_core::tokenizer::TextTokenizer;
 use prh_core::train::{MemorySink, RunSink, train};
-
-/// 40 groups of 3 captions ("a red dog runs in the park", ...).
-fn toy_groups() -> Vec<Group> {
-    let mut out = Vec::new();
-    for c in ["red", "blue", "green", "black", "white"] {
-        for a in ["dog", "cat", "horse", "bird"] {
-            for v in ["runs", "sleeps"] {
-                out.push(Group {
-                    id: format!("{c}-{a}-{v}"),
-                    texts: vec![
-                        format!("a {c} {a} {v} in the park"),
-                        format!("the {a} that is {c} {v} today"),
-                        format!("look , one {c} {a} {v} there"),
-                    ],
-                });
-            }
-        }
-    }
-    out
-}
-
-fn config(steps: usize) -> TrainConfig {
-    let text = format!(
-        "[run]\nobjective = \"good\"\nsteps = {steps}\nlog_every = 1\ncheckpoint_every = 3\n\
-         [model]\nmax_len = 16\n[views]\nbatch_size = 16\n[loss]\nslices = 32\n\
-         [optim]\nwarmup_steps = 2\nlr = 2e-3\n"
-    );
-    TrainConfig::from_toml("toy.toml", &text, &[]).unwrap()
-}
-
-/// Two gzip shards and a plain one holding the toy groups plus a one-text group.
-fn toy_shards() -> Vec<(String, Vec<u8>)> {
-    use std::io::Write;
-    let lines: Vec<String> = toy_groups()
-        .iter()
-        .map(|g| serde_json::json!({"id": g.id, "texts": g.texts}).to_string() + "\n")
-        .collect();
-    let gz = |part: &[String]| {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(part.concat().as_bytes()).unwrap();
-        e.finish().unwrap()
-    };
-    let mut plain = lines[30..].concat();
-    plain.push_str("{\"id\": \"lonely\", \"texts\": [\"a lonely text\"]}\n");
-    vec![
-        ("s0.jsonl.gz".into(), gz(&lines[..15])),
-        ("s1.jsonl.gz".into(), gz(&lines[15..30])),
-        ("s2.jsonl".into(), plain.into_bytes()),
-    ]
-}
 
 /// Stops the run with an error right after its first checkpoint (a simulated crash).
 struct Stop<'a>(&'a mut MemorySink);
@@ -135,26 +84,14 @@ fn check_resume(make: &dyn Fn() -> TextTask) {
 
 #[test]
 fn text_jepa_resumes_exactly_in_memory_and_streamed() {
-    let groups = toy_groups();
-    let tcfg = TokenizerConfig {
-        vocab_size: 100,
-        min_frequency: 1,
-        ..TokenizerConfig::default()
-    };
     // One tokenizer for every run: WordPiece training may break ties differently.
-    let tok = TextTokenizer::train(
-        groups
-            .iter()
-            .flat_map(|g| g.texts.iter().map(String::as_str)),
-        &tcfg,
-    )
-    .unwrap();
-    check_resume(&|| TextTask::new(config(6), tok.clone(), &groups).unwrap());
+    let tok = common::tokenizer();
+    check_resume(&|| common::task(common::config("good", 6, &[]), &tok));
     // 6 steps x 16 groups = 96 draws over 41 streamed groups: more than two epochs, and
     // the one-text group is skipped each epoch.
     check_resume(&|| {
-        let cfg = config(6);
-        let stream = ShardStream::from_memory(toy_shards(), 8, cfg.run.seed).unwrap();
+        let cfg = common::config("good", 6, &[]);
+        let stream = ShardStream::from_memory(common::toy_shards(), 8, cfg.run.seed).unwrap();
         TextTask::streaming(cfg, tok.clone(), stream).unwrap()
     });
 }

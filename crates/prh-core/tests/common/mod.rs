@@ -1,5 +1,5 @@
-//! Fixtures shared by the data-parallel test binaries: a toy caption corpus and a tiny
-//! text-JEPA config.
+//! Fixtures shared by the data-parallel and exact-resume test binaries: a toy caption
+//! corpus (in memory and as shards), its tokenizer and a tiny text-JEPA config.
 
 #![allow(dead_code)]
 
