@@ -7,31 +7,11 @@
 
 mod common;
 
-use prh_core::Error;
+use common::series;
 use prh_core::backend::CpuTrain;
-use prh_core::checkpoint::Checkpoint;
 use prh_core::shards::ShardStream;
 use prh_core::text_task::TextTask;
-use prh_core::train::{MemorySink, RunSink, train};
-
-/// Stops the run with an error right after its first checkpoint (a simulated crash).
-struct Stop<'a>(&'a mut MemorySink);
-impl RunSink for Stop<'_> {
-    fn now(&self) -> f64 {
-        0.0
-    }
-    fn log(&mut self, r: &serde_json::Value) -> prh_core::Result<()> {
-        self.0.log(r)
-    }
-    fn save(&mut self, n: &str, c: &Checkpoint) -> prh_core::Result<()> {
-        self.0.save(n, c)?;
-        Err(Error::invalid("interrupted"))
-    }
-}
-
-fn series(s: &MemorySink, key: &str) -> Vec<f64> {
-    s.records.iter().map(|r| r[key].as_f64().unwrap()).collect()
-}
+use prh_core::train::{MemorySink, train};
 
 fn run(t: &mut TextTask) -> MemorySink {
     let cfg = t.cfg.clone();
@@ -47,51 +27,6 @@ fn run(t: &mut TextTask) -> MemorySink {
     )
     .unwrap();
     sink
-}
-
-/// Full W = 2 run vs (interrupted after the step-3 checkpoint + resumed): the joined
-/// losses and gradient norms equal the uninterrupted run's bit for bit.
-fn check_resume(make: &dyn Fn() -> TextTask) {
-    let device = Default::default();
-    let full = run(&mut make());
-    let cfg = make().cfg;
-    assert_eq!(cfg.run.data_parallel, 2);
-    let mut first = MemorySink::default();
-    let e = train::<CpuTrain, _>(
-        &mut make(),
-        &cfg.run,
-        &cfg.optim,
-        "",
-        None,
-        &mut Stop(&mut first),
-        &device,
-    );
-    assert!(e.is_err());
-    let ck = first.checkpoints[0].1.clone();
-    assert_eq!(ck.meta.step, 3);
-    let ck = Checkpoint::from_bytes("mem", &ck.to_bytes().unwrap()).unwrap();
-    let mut second = MemorySink::default();
-    train::<CpuTrain, _>(
-        &mut make(),
-        &cfg.run,
-        &cfg.optim,
-        "",
-        Some(&ck),
-        &mut second,
-        &device,
-    )
-    .unwrap();
-    for key in ["loss", "grad_norm"] {
-        let mut joined = series(&first, key);
-        joined.extend(series(&second, key));
-        assert_eq!(joined.len(), cfg.run.steps);
-        assert!(joined.iter().all(|l| l.is_finite()));
-        assert_eq!(
-            joined,
-            series(&full, key),
-            "resumed {key} differs from the full run"
-        );
-    }
 }
 
 #[test]
@@ -129,7 +64,12 @@ fn two_replicas_train_like_one_device_and_resume_exactly() {
     eprintln!("W=2 loss {first:.4} -> {last:.4} over 30 steps (means of the first and last 5)");
     assert!(last < 0.8 * first, "loss {first} -> {last}");
     // 3. Exact resume, from memory and from streamed shards (6 steps x 16 groups).
+    // The joined losses and gradient norms equal the uninterrupted W = 2 run's bit for bit.
     let dp = ["run.data_parallel=2"];
+    let check_resume = |make: &dyn Fn() -> TextTask| {
+        assert_eq!(make().cfg.run.data_parallel, 2);
+        common::check_resume(make, &["loss", "grad_norm"]);
+    };
     check_resume(&|| common::task(common::config("good", 6, &dp), &tok));
     check_resume(&|| {
         let cfg = common::config("good", 6, &dp);

@@ -3,10 +3,14 @@
 
 #![allow(dead_code)]
 
+use prh_core::Error;
+use prh_core::backend::CpuTrain;
+use prh_core::checkpoint::Checkpoint;
 use prh_core::config::{TokenizerConfig, TrainConfig};
 use prh_core::corpus::Group;
 use prh_core::text_task::TextTask;
 use prh_core::tokenizer::TextTokenizer;
+use prh_core::train::{MemorySink, RunSink, train};
 
 /// 40 groups of 3 captions ("a red dog runs in the park", ...).
 pub fn toy_groups() -> Vec<Group> {
@@ -82,4 +86,71 @@ pub fn toy_shards() -> Vec<(String, Vec<u8>)> {
         ("s1.jsonl.gz".into(), gz(&lines[15..30])),
         ("s2.jsonl".into(), plain.into_bytes()),
     ]
+}
+
+/// Stops the run with an error right after its first checkpoint (a simulated crash).
+struct Stop<'a>(&'a mut MemorySink);
+impl RunSink for Stop<'_> {
+    fn now(&self) -> f64 {
+        0.0
+    }
+    fn log(&mut self, r: &serde_json::Value) -> prh_core::Result<()> {
+        self.0.log(r)
+    }
+    fn save(&mut self, n: &str, c: &Checkpoint) -> prh_core::Result<()> {
+        self.0.save(n, c)?;
+        Err(Error::invalid("interrupted"))
+    }
+}
+
+/// One logged series (`"loss"`, `"grad_norm"`, ...) of a run.
+pub fn series(s: &MemorySink, key: &str) -> Vec<f64> {
+    s.records.iter().map(|r| r[key].as_f64().unwrap()).collect()
+}
+
+/// Full run vs (run interrupted after the step-3 checkpoint + resumed run), for tasks made
+/// by `make`: the joined `keys` series must equal the uninterrupted run's bit for bit.
+pub fn check_resume(make: &dyn Fn() -> TextTask, keys: &[&str]) {
+    let device = Default::default();
+    let mut t = make();
+    let cfg = t.cfg.clone();
+    let mut full = MemorySink::default();
+    train::<CpuTrain, _>(&mut t, &cfg.run, &cfg.optim, "", None, &mut full, &device).unwrap();
+    let mut first = MemorySink::default();
+    let e = train::<CpuTrain, _>(
+        &mut make(),
+        &cfg.run,
+        &cfg.optim,
+        "",
+        None,
+        &mut Stop(&mut first),
+        &device,
+    );
+    assert!(e.is_err());
+    let ck = first.checkpoints[0].1.clone();
+    assert_eq!(ck.meta.step, 3);
+    // Through bytes, as a new process would read it.
+    let ck = Checkpoint::from_bytes("mem", &ck.to_bytes().unwrap()).unwrap();
+    let mut second = MemorySink::default();
+    train::<CpuTrain, _>(
+        &mut make(),
+        &cfg.run,
+        &cfg.optim,
+        "",
+        Some(&ck),
+        &mut second,
+        &device,
+    )
+    .unwrap();
+    for key in keys {
+        let mut joined = series(&first, key);
+        joined.extend(series(&second, key));
+        assert_eq!(joined.len(), cfg.run.steps);
+        assert!(joined.iter().all(|l| l.is_finite()));
+        assert_eq!(
+            joined,
+            series(&full, key),
+            "resumed {key} differs from the full run"
+        );
+    }
 }
