@@ -1,23 +1,27 @@
 //! The spectral lab's numbers (paper §2-3), computed so that moving a slider redoes only
 //! what the slider changes.
 //!
-//! A world's good-view analysis (K and spectrum of modality A) depends on the preset, n and
-//! seed only, so it is cached across alpha
-//! changes; an alpha change then costs one eigendecomposition (the mixed kernel) plus the
-//! comparison (two for two-modality worlds), and `prh_core::theorem::cross_modal_from` pairs
-//! the rows of the spectra already at hand instead of recomputing them.
+//! Every view kind's Pi is a Kronecker product A ⊗ B (states x nuisances), so K = K_W ⊗
+//! K_B and its spectrum is the products of the factors' (`prh_core::view_spectrum`, same
+//! numbers as a full decomposition: tests there). The world's K_W spectrum and good-view
+//! analysis depend on the preset, n and seed only and are cached across alpha changes; an
+//! alpha change then decomposes a k x k nuisance kernel and writes the n k product
+//! eigenvectors (O((n k)^2), no O((n k)^3) step): ||K_mix - K_good||_op factorises too, and
+//! `prh_core::theorem::cross_modal_from` pairs the rows of the spectra already at hand.
 
 use crate::spectral_lab::{Lab, Settings};
 use prh_core::Result;
-use prh_core::kernel::Kernel;
-use prh_core::pair_graph::{Views, observation_names, pair_matrix};
+use prh_core::pair_graph::{Views, observation_names};
 use prh_core::spectrum::Spectrum;
-use prh_core::theorem::{analyse, compare, cross_modal_from};
+use prh_core::theorem::cross_modal_from;
+use prh_core::view_spectrum::{
+    ViewAnalysis, analyse_views, compare_views_factored, state_spectrum,
+};
 use prh_core::world::{PresetSpec, World};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// What depends on the world only: the world and its good-view analyses.
+/// What depends on the world only: the world, its state spectrum and good-view analysis.
 pub struct Base {
     /// Preset, n, seed this was built for.
     key: (String, usize, u64),
@@ -25,8 +29,10 @@ pub struct Base {
     pub world: World,
     /// Observation names of modality A.
     pub names: Vec<String>,
-    /// K and spectrum of modality A under good views.
-    good: (Kernel, Spectrum),
+    /// Spectrum of K_W, the state factor of every view kind the lab shows.
+    states: Spectrum,
+    /// Modality A under good views.
+    good: ViewAnalysis,
 }
 
 thread_local! {
@@ -46,12 +52,14 @@ fn base(s: &Settings) -> Result<Arc<Base>> {
         seed: s.seed,
         ..PresetSpec::default()
     })?;
-    let good = analyse(&pair_matrix(&world, 0, Views::Good)?)?;
+    let states = state_spectrum(&world)?;
+    let good = analyse_views(&world, 0, Views::Good, &states)?;
     let names = observation_names(&world, 0)?;
     let b = Arc::new(Base {
         key,
         world,
         names,
+        states,
         good,
     });
     BASE.with(|c| *c.borrow_mut() = Some(b.clone()));
@@ -86,26 +94,25 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
         let views = Views::Mix { alpha: s.alpha };
-        let pi = pair_matrix(&base.world, 0, views)?;
-        let (kernel, spectrum) = analyse(&pi)?;
-        let (k_good, s_good) = &base.good;
-        let bounds = compare(k_good, s_good, &kernel, &spectrum, s.d, s.skip_trivial)?;
+        let mix = analyse_views(&base.world, 0, views, &base.states)?;
+        let bounds = compare_views_factored(&base.states, &base.good, &mix, s.d, s.skip_trivial)?;
+        let good = (0, Views::Good, &base.good.spectrum);
         // Two modalities when the world has them (scenes: image, text); otherwise the same
         // modality twice, once per kind of views.
         let cross = if base.world.modalities.len() > 1 {
-            let (_, s_b) = analyse(&pair_matrix(&base.world, 1, views)?)?;
+            let b = analyse_views(&base.world, 1, views, &base.states)?;
             cross_modal_from(
                 &base.world,
-                (0, Views::Good, s_good),
-                (1, views, &s_b),
+                good,
+                (1, views, &b.spectrum),
                 s.d,
                 s.skip_trivial,
             )?
         } else {
             cross_modal_from(
                 &base.world,
-                (0, Views::Good, s_good),
-                (0, views, &spectrum),
+                good,
+                (0, views, &mix.spectrum),
                 s.d,
                 s.skip_trivial,
             )?
@@ -114,9 +121,9 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
             settings: s.clone(),
             world: base.world.clone(),
             names: base.names.clone(),
-            pi,
-            kernel,
-            spectrum,
+            pi: mix.pi,
+            kernel: mix.kernel,
+            spectrum: mix.spectrum,
             bounds,
             cross,
             ms: 0.0,

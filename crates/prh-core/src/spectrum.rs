@@ -14,7 +14,7 @@ use serde::Serialize;
 
 /// Eigenvalues within this distance of the top one are treated as the eigenvalue-1 space
 /// when placing sqrt(p) (the solver's backward error is ~n * 1e-16, far below).
-const TRIVIAL_TOL: f64 = 1e-9;
+pub(crate) const TRIVIAL_TOL: f64 = 1e-9;
 
 /// Full eigendecomposition of K with the trivial pair identified.
 #[derive(Debug, Clone)]
@@ -92,20 +92,7 @@ impl Spectrum {
             }
             u[(i, 0)] = s[i];
         }
-        for j in 1..n {
-            let (imax, _) = (0..n).fold((0, 0.0f64), |(bi, bv), i| {
-                if u[(i, j)].abs() > bv {
-                    (i, u[(i, j)].abs())
-                } else {
-                    (bi, bv)
-                }
-            });
-            if u[(imax, j)] < 0.0 {
-                for i in 0..n {
-                    u[(i, j)] = -u[(i, j)];
-                }
-            }
-        }
+        sign_columns(&mut u, 1);
         // Identify the trivial column by its overlap with sqrt(p) rather than assuming it.
         let overlap = |j: usize| (0..n).map(|i| u[(i, j)] * s[i]).sum::<f64>().abs();
         let trivial_index = (0..n).fold(0, |b, j| if overlap(j) > overlap(b) { j } else { b });
@@ -190,6 +177,30 @@ impl Spectrum {
             trivial_index: self.trivial_index,
             gap_with_trivial: if d == 0 { None } else { gap_at(d - 1) },
             gap_without_trivial: gap_at(self.trivial_index + d),
+        }
+    }
+}
+
+/// Signs columns `from..` of `u` so that each one's largest-magnitude entry (the first, on
+/// ties) is positive: eigenvectors are defined up to sign, and a fixed convention makes
+/// figures and exports reproducible across solvers.
+///
+/// # Shapes
+/// `u [n, m]`
+pub(crate) fn sign_columns(u: &mut Matrix, from: usize) {
+    let n = u.nrows();
+    for j in from..u.ncols() {
+        let (imax, _) = (0..n).fold((0, 0.0f64), |(bi, bv), i| {
+            if u[(i, j)].abs() > bv {
+                (i, u[(i, j)].abs())
+            } else {
+                (bi, bv)
+            }
+        });
+        if u[(imax, j)] < 0.0 {
+            for i in 0..n {
+                u[(i, j)] = -u[(i, j)];
+            }
         }
     }
 }

@@ -92,6 +92,33 @@ pub fn compare(
     d: usize,
     skip_trivial: bool,
 ) -> Result<SubspaceComparison> {
+    let e_op = op_norm(k1.difference(k2)?.as_ref())?;
+    compare_given_op_norm(k1, s1, k2, s2, d, skip_trivial, e_op)
+}
+
+/// [`compare`] with ||K_2 - K_1||_op supplied by the caller, for kernels whose difference
+/// has a norm in closed form: the eigenvalues of an n x n difference are the only O(n^3)
+/// part of [`compare`] once the spectra are known. Kronecker-factored kernels (every view
+/// kind, [`crate::view_spectrum`]) have ||K_W ⊗ (K_B2 - K_B1)||_op = ||K_W||_op
+/// ||K_B2 - K_B1||_op. `e_op` must be that norm: it enters the Yu–Wang–Samworth bound and
+/// the reported `e_op` as given.
+///
+/// # Shapes
+/// kernels `[n, n]` with spectra of the same n
+pub fn compare_given_op_norm(
+    k1: &Kernel,
+    s1: &Spectrum,
+    k2: &Kernel,
+    s2: &Spectrum,
+    d: usize,
+    skip_trivial: bool,
+    e_op: f64,
+) -> Result<SubspaceComparison> {
+    if !(e_op >= 0.0 && e_op.is_finite()) {
+        return Err(Error::invalid(format!(
+            "||K2 - K1||_op must be a finite number >= 0, got {e_op}"
+        )));
+    }
     let e = k1.difference(k2)?;
     let (w1, w2) = (s1.window(d, skip_trivial)?, s2.window(d, skip_trivial)?);
     if w1 != w2 {
@@ -123,7 +150,6 @@ pub fn compare(
         }
         yws_gap = yws_gap.min(v1[w1.start - 1] - top1);
     }
-    let e_op = op_norm(e.as_ref())?;
     let e_fro = fro_norm(e.as_ref());
     let (eu_op, eu_fro) = (op_norm(eu.as_ref())?, fro_norm(eu.as_ref()));
     Ok(SubspaceComparison {
