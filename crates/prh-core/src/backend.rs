@@ -1,15 +1,23 @@
 //! The concrete burn backends, chosen by cargo feature (never by a code edit):
-//! `cpu` (default) -> ndarray, `wgpu` -> wgpu, `cuda` -> CUDA, each wrapped in `Autodiff`
-//! for training. The core is generic over `B: Backend`; only binaries name these types.
+//! `cpu` -> ndarray (the core's default and the browser's CPU fallback), `flex` -> burn-flex
+//! (the native binary's default CPU backend), `wgpu` -> wgpu, `cuda` -> CUDA, each wrapped
+//! in `Autodiff` for training. The core is generic over `B: Backend`; only binaries name these types.
 
 pub use burn;
 
 /// Training backend on the CPU (ndarray).
-#[cfg(feature = "cpu")]
+#[cfg(all(feature = "cpu", not(feature = "flex")))]
 pub type CpuTrain = burn::backend::Autodiff<burn::backend::NdArray>;
 /// Inference backend on the CPU.
-#[cfg(feature = "cpu")]
+#[cfg(all(feature = "cpu", not(feature = "flex")))]
 pub type Cpu = burn::backend::NdArray;
+
+/// Training backend on the CPU (burn-flex).
+#[cfg(feature = "flex")]
+pub type CpuTrain = burn::backend::Autodiff<burn::backend::Flex>;
+/// Inference backend on the CPU (burn-flex).
+#[cfg(feature = "flex")]
+pub type Cpu = burn::backend::Flex;
 
 /// Training backend through wgpu (Vulkan / Metal / DX12 / WebGPU).
 #[cfg(feature = "wgpu")]
@@ -40,20 +48,20 @@ pub fn compiled() -> Vec<&'static str> {
     v
 }
 
-/// How the CPU backend was built (threads, SIMD, BLAS), for benchmark headers.
+/// How the CPU backend was built (library, threads, matmul), for benchmark headers.
 pub fn cpu_backend_description() -> String {
-    let mut parts = Vec::new();
-    parts.push(
-        if cfg!(all(feature = "cpu-fast", not(target_arch = "wasm32"))) {
-            "rayon threads, SIMD"
+    if cfg!(feature = "flex") {
+        let threads = if cfg!(feature = "cpu-fast") {
+            "rayon threads"
         } else {
             "1 thread"
-        },
-    );
-    if cfg!(feature = "blas") {
-        parts.push("OpenBLAS matmul");
-    } else {
-        parts.push("matrixmultiply matmul");
+        };
+        return format!("burn-flex ({threads}, gemm matmul)");
     }
-    parts.join(", ")
+    let matmul = if cfg!(feature = "blas") {
+        "OpenBLAS matmul"
+    } else {
+        "matrixmultiply matmul"
+    };
+    format!("burn ndarray (1 thread, {matmul})")
 }

@@ -439,9 +439,10 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
     })
 }
 
-/// The CPU training backend (burn's ndarray under autodiff) the CLI and the tests use.
+/// The CPU training backend the CLI and the tests use ([`crate::backend::CpuTrain`]:
+/// burn-flex with the `flex` feature, else ndarray, under autodiff).
 #[cfg(feature = "cpu")]
-pub type CpuBackend = burn::backend::Autodiff<burn::backend::NdArray>;
+pub type CpuBackend = crate::backend::CpuTrain;
 
 /// Settings of the demo: one scene run config per modality ([`SceneTrainConfig`], the
 /// type `prh-native train` reads for `scene-image` / `scene-caption`), whose

@@ -10,9 +10,7 @@
 //! in the browser.
 
 use burn::nn::attention::generate_autoregressive_mask;
-use burn::nn::transformer::{
-    TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput,
-};
+use burn::nn::transformer::{TransformerEncoder, TransformerEncoderConfig};
 use burn::nn::{
     Embedding, EmbeddingConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig,
 };
@@ -20,6 +18,7 @@ use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ModelConfig;
+use crate::transformer::{RowMasks, encoder_rows};
 use crate::{Error, Result};
 
 /// Everything needed to rebuild an encoder (saved in checkpoints and export bundles).
@@ -144,6 +143,18 @@ impl<B: Backend> TextEncoder<B> {
     /// `ids` `[n, L]`, `pad` `[n, L]` (true = padding) -> `[n, L, d]`.
     pub fn hidden(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 3> {
         let [n, l] = ids.dims();
+        let l = l.min(self.max_len);
+        let d = self.tokens.weight.dims()[1];
+        self.hidden_rows(ids, pad).reshape([n, l, d])
+    }
+
+    /// [`Self::hidden`] as token rows (row `i L + t` = token `t` of sequence `i`), the
+    /// layout the transformer runs in (`transformer.rs` says why).
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> `[n min(L, max_len), d]`.
+    fn hidden_rows(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
+        let [n, l] = ids.dims();
         let device = ids.device();
         // Sequences longer than the position table are cut (the views already respect it).
         let l = l.min(self.max_len);
@@ -153,11 +164,13 @@ impl<B: Backend> TextEncoder<B> {
             .unsqueeze::<2>()
             .expand([n, l]);
         let x = self.tokens.forward(ids) + self.positions.forward(pos); // (n, L, d)
-        let mut input = TransformerEncoderInput::new(x).mask_pad(pad);
-        if self.causal {
-            input = input.mask_attn(generate_autoregressive_mask::<B>(n, l, &device));
-        }
-        self.norm.forward(self.blocks.forward(input))
+        let d = x.dims()[2];
+        let causal = self
+            .causal
+            .then(|| generate_autoregressive_mask::<B>(n, l, &device));
+        let masks = RowMasks::new(pad, causal);
+        let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), n, l, &masks);
+        self.norm.forward(rows)
     }
 
     /// Pools hidden states: CLS (`H[:, 0]`) or the mean over non-pad positions,
@@ -212,7 +225,11 @@ impl<B: Backend> TextEncoder<B> {
             .lm_head
             .as_ref()
             .ok_or_else(|| Error::invalid("lm_logits: this encoder has no LM head (not causal)"))?;
-        Ok(head.forward(self.hidden(ids, pad)))
+        let [n, l] = ids.dims();
+        let l = l.min(self.max_len);
+        let logits = head.forward(self.hidden_rows(ids, pad)); // (n L, vocab)
+        let vocab = logits.dims()[1];
+        Ok(logits.reshape([n, l, vocab]))
     }
 }
 

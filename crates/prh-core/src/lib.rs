@@ -59,6 +59,7 @@ pub mod theorem;
 pub mod tokenizer;
 pub mod top_eigen;
 pub mod train;
+pub mod transformer;
 pub mod view_spectrum;
 pub mod views;
 pub mod wordnet;

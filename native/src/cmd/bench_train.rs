@@ -18,7 +18,8 @@
 //! `F = 6 T P + 12 T layers L d`, with `T` tokens per step, `P = layers (4 d^2 + 2 d d_ff)`
 //! weights in matmuls and `L` the sequence length; MFU = `F / step time / peak`, where the
 //! peak is the best of 3 square f32 matmuls measured in the same run, on each side's own
-//! library (torch/MKL, burn/ndarray) and on the whole machine's cores.
+//! library (torch/MKL, prh's CPU backend: burn-flex or ndarray) and on the whole machine's
+//! cores.
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::{Cpu, CpuTrain};
@@ -56,7 +57,8 @@ pub struct TrainBenchArgs {
     /// Vocabulary size (token embedding rows).
     #[arg(long, default_value_t = 2000)]
     pub vocab: usize,
-    /// Threads for PyTorch (prh's ndarray backend uses one rayon thread per core).
+    /// Threads for PyTorch (prh's CPU backend uses one thread, or every core with the
+    /// `cpu-fast` build; `RAYON_NUM_THREADS` caps it).
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// Side of the square f32 matmul that measures each library's peak (0: skip MFU).
@@ -111,7 +113,7 @@ fn step_flops(d: usize, layers: usize, d_ff: usize, len: usize, tokens: usize) -
     6.0 * tokens as f64 * p + 12.0 * (tokens * layers * len * d) as f64
 }
 
-/// Best of 3 `n x n` f32 matmuls on burn's ndarray backend, in GFLOP/s.
+/// Best of 3 `n x n` f32 matmuls on prh's CPU backend (`Cpu`), in GFLOP/s.
 fn burn_peak_gflops(n: usize) -> f64 {
     use prh_core::backend::burn::prelude::*;
     use prh_core::backend::burn::tensor::Distribution;
@@ -249,7 +251,7 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
     }
     println!(
         "text-JEPA training step, CPU, {} sequences x {} tokens, {} timed steps after {} warm-up (median); \
-         prh {} build, burn ndarray ({}); PyTorch {} ({} threads); {cores} cores",
+         prh {} build, {}; PyTorch {} ({} threads); {cores} cores",
         8 * args.batch,
         args.len,
         args.steps,
@@ -267,7 +269,7 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
     );
     if let (Some(b), Some(t)) = (burn_peak, torch_peak) {
         println!(
-            "peak (best of 3 f32 {n}x{n} matmuls): burn ndarray {b:.1} GFLOP/s, torch {t:.1} GFLOP/s",
+            "peak (best of 3 f32 {n}x{n} matmuls): prh/burn {b:.1} GFLOP/s, torch {t:.1} GFLOP/s",
             n = args.peak_n
         );
     }

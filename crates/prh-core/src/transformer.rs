@@ -1,0 +1,235 @@
+//! burn's transformer encoder, run on token rows: the same modules and parameters as
+//! `burn::nn::transformer::TransformerEncoder` (so checkpoints are unchanged), the same
+//! arithmetic, but every `Linear` sees a 2-D `[n L, d]` input instead of `[n, L, d]`.
+//!
+//! Why: burn 0.21 runs a linear layer on a 3-D input as a batched matmul, one `[L, d_in] x
+//! [d_in, d_out]` product per sequence, and its backward computes the weight gradient as
+//! `n` per-sequence `d_in x d_out` matrices that are materialised and then summed. For
+//! bert-s (64 sequences of 16 tokens, d_ff = 1536) that is a 150 MB temporary per FFN
+//! layer and was ~45 % of a CPU training step (`perf record`, docs/benchmarks.md,
+//! "Training throughput"). On 2-D rows the forward is one `[n L, d_in] x [d_in, d_out]`
+//! matmul and the weight gradient one `[d_in, n L] x [n L, d_out]` matmul, as in PyTorch.
+//! Attention itself still works per sequence and head (`[n, h, L, L]` scores).
+
+use burn::nn::Linear;
+use burn::nn::transformer::{TransformerEncoder, TransformerEncoderLayer};
+use burn::prelude::*;
+use burn::tensor::activation::{quiet_softmax, softmax};
+
+/// Masks shared by every layer of one forward pass.
+pub struct RowMasks<B: Backend> {
+    /// Padding keys, `[n, 1, 1, L]` (true = masked).
+    pad: Tensor<B, 4, Bool>,
+    /// Future keys for causal attention, `[n, 1, L, L]` (true = masked).
+    attn: Option<Tensor<B, 4, Bool>>,
+}
+
+impl<B: Backend> RowMasks<B> {
+    /// Masks from a padding mask `[n, L]` and an optional attention mask `[n, L, L]`,
+    /// reshaped once for broadcasting over heads.
+    pub fn new(pad: Tensor<B, 2, Bool>, attn: Option<Tensor<B, 3, Bool>>) -> Self {
+        let [n, l] = pad.dims();
+        Self {
+            pad: pad.reshape([n, 1, 1, l]),
+            attn: attn.map(|a| {
+                let [n, l1, l2] = a.dims();
+                a.reshape([n, 1, l1, l2])
+            }),
+        }
+    }
+}
+
+/// `TransformerEncoder::forward` on rows: `x_{k+1} = layer_k(x_k)` for every layer.
+///
+/// # Shapes
+/// `x` `[n L, d]` (sequence-major rows: row `i L + t` is token `t` of sequence `i`) ->
+/// `[n L, d]`.
+pub fn encoder_rows<B: Backend>(
+    encoder: &TransformerEncoder<B>,
+    mut x: Tensor<B, 2>,
+    n: usize,
+    l: usize,
+    masks: &RowMasks<B>,
+) -> Tensor<B, 2> {
+    for layer in &encoder.layers {
+        x = layer_rows(layer, x, n, l, masks);
+    }
+    x
+}
+
+/// One layer, as `TransformerEncoderLayer::forward`: with `norm_first` (pre-LN),
+/// `x + MHA(LN_2(x))`, then `x + FFN(LN_1(x))`; otherwise (post-LN)
+/// `LN_1(x + MHA(x))`, then `LN_2(x + FFN(x))`. Dropout on both residual branches.
+///
+/// # Shapes
+/// `x` `[n L, d]` -> `[n L, d]`.
+pub fn layer_rows<B: Backend>(
+    layer: &TransformerEncoderLayer<B>,
+    x: Tensor<B, 2>,
+    n: usize,
+    l: usize,
+    masks: &RowMasks<B>,
+) -> Tensor<B, 2> {
+    let branch = if layer.norm_first {
+        layer.norm_2.forward(x.clone())
+    } else {
+        x.clone()
+    };
+    let mut x = x + layer
+        .dropout
+        .forward(attention_rows(layer, branch, n, l, masks));
+    let branch = if layer.norm_first {
+        layer.norm_1.forward(x.clone())
+    } else {
+        x = layer.norm_1.forward(x);
+        x.clone()
+    };
+    let mut x = x + layer.dropout.forward(layer.pwff.forward(branch));
+    if !layer.norm_first {
+        x = layer.norm_2.forward(x);
+    }
+    x
+}
+
+/// Multi-head self-attention, as `MultiHeadAttention::forward`:
+/// `W_o concat_h softmax(mask(Q_h K_h^T / sqrt(d_k))) V_h` with `Q = x W_q + b_q` etc.
+/// Masked scores are set to the module's `min_float` (not -inf), as burn does; dropout
+/// acts on the scores before the softmax, as burn does.
+///
+/// # Shapes
+/// `x` `[n L, d]` -> `[n L, d]`.
+fn attention_rows<B: Backend>(
+    layer: &TransformerEncoderLayer<B>,
+    x: Tensor<B, 2>,
+    n: usize,
+    l: usize,
+    masks: &RowMasks<B>,
+) -> Tensor<B, 2> {
+    let mha = &layer.mha;
+    let (h, dk) = (mha.n_heads, mha.d_k);
+    // [n L, d] -> [n, h, L, d_k]
+    let heads =
+        |lin: &Linear<B>, x: Tensor<B, 2>| lin.forward(x).reshape([n, l, h, dk]).swap_dims(1, 2);
+    let q = heads(&mha.query, x.clone());
+    let k = heads(&mha.key, x.clone());
+    let v = heads(&mha.value, x);
+    let scores = q.matmul(k.transpose()).div_scalar((dk as f32).sqrt());
+    let mut scores = mha
+        .dropout
+        .forward(scores)
+        .mask_fill(masks.pad.clone(), mha.min_float);
+    if let Some(attn) = &masks.attn {
+        scores = scores.mask_fill(attn.clone(), mha.min_float);
+    }
+    let weights = if mha.quiet_softmax {
+        quiet_softmax(scores, 3)
+    } else {
+        softmax(scores, 3)
+    };
+    let context = weights.matmul(v).swap_dims(1, 2).reshape([n * l, h * dk]);
+    mha.output.forward(context)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::{Autodiff, NdArray};
+    use burn::nn::attention::generate_autoregressive_mask;
+    use burn::nn::transformer::{TransformerEncoderConfig, TransformerEncoderInput};
+    use burn::tensor::Distribution;
+
+    type B = NdArray;
+
+    /// burn's own encoder on `[n, L, d]` vs [`encoder_rows`] on the same parameters:
+    /// padded keys and (optionally) causal masks, pre- and post-LN. The two differ only in
+    /// how matmuls are blocked, so they agree to f32 rounding (measured max ~1e-6; 1e-4
+    /// tolerance, while a wrong mask or a swapped norm moves outputs by O(1)).
+    fn check(norm_first: bool, causal: bool) {
+        let device = Default::default();
+        let (n, l, d) = (3, 5, 8);
+        let enc = TransformerEncoderConfig::new(d, 16, 2, 2)
+            .with_dropout(0.0)
+            .with_norm_first(norm_first)
+            .init::<B>(&device);
+        let x = Tensor::<B, 3>::random([n, l, d], Distribution::Normal(0.0, 1.0), &device);
+        // Sequence 1 has two padding positions, sequence 2 one.
+        let pad = Tensor::<B, 2, Bool>::from_data(
+            [
+                [false, false, false, false, false],
+                [false, false, false, true, true],
+                [false, false, false, false, true],
+            ],
+            &device,
+        );
+        let mask_attn = causal.then(|| generate_autoregressive_mask::<B>(n, l, &device));
+        let mut input = TransformerEncoderInput::new(x.clone()).mask_pad(pad.clone());
+        if let Some(m) = &mask_attn {
+            input = input.mask_attn(m.clone());
+        }
+        let want = enc.forward(input);
+        let masks = RowMasks::new(pad, mask_attn);
+        let got = encoder_rows(&enc, x.reshape([n * l, d]), n, l, &masks).reshape([n, l, d]);
+        let diff = (got - want.clone()).abs().max().into_scalar();
+        let scale = want.abs().max().into_scalar();
+        assert!(
+            scale > 0.1,
+            "degenerate reference output (max |y| = {scale})"
+        );
+        assert!(
+            diff < 1e-4,
+            "norm_first {norm_first} causal {causal}: max diff {diff}"
+        );
+    }
+
+    #[test]
+    fn rows_match_burns_encoder() {
+        for norm_first in [true, false] {
+            for causal in [false, true] {
+                check(norm_first, causal);
+            }
+        }
+    }
+
+    /// Gradients through [`encoder_rows`] equal those through burn's encoder (the point of
+    /// the rows layout is a cheaper backward; it must be the same backward).
+    #[test]
+    fn rows_gradients_match_burns_encoder() {
+        type AB = Autodiff<NdArray>;
+        let device = Default::default();
+        let (n, l, d) = (2, 4, 8);
+        let enc = TransformerEncoderConfig::new(d, 16, 2, 1)
+            .with_dropout(0.0)
+            .with_norm_first(true)
+            .init::<AB>(&device);
+        let x = Tensor::<AB, 3>::random([n, l, d], Distribution::Normal(0.0, 1.0), &device);
+        let pad = Tensor::<AB, 2, Bool>::from_data(
+            [[false, false, false, true], [false, false, false, false]],
+            &device,
+        );
+        let target = Tensor::<AB, 3>::random([n, l, d], Distribution::Normal(0.0, 1.0), &device);
+        let loss_of = |y: Tensor<AB, 3>| (y * target.clone()).sum();
+        let want =
+            loss_of(enc.forward(TransformerEncoderInput::new(x.clone()).mask_pad(pad.clone())));
+        let g_want = want.backward();
+        let masks = RowMasks::new(pad, None);
+        let got =
+            loss_of(encoder_rows(&enc, x.reshape([n * l, d]), n, l, &masks).reshape([n, l, d]));
+        let g_got = got.backward();
+        let w = &enc.layers[0].pwff.linear_inner.weight;
+        let (a, b) = (w.grad(&g_want).unwrap(), w.grad(&g_got).unwrap());
+        let diff = (a.clone() - b).abs().max().into_scalar();
+        let scale = a.abs().max().into_scalar();
+        assert!(scale > 1e-3, "degenerate gradient (max {scale})");
+        assert!(
+            diff < 1e-4 * scale.max(1.0),
+            "FFN weight grad differs by {diff} (max {scale})"
+        );
+        let w = &enc.layers[0].mha.query.weight;
+        let (a, b) = (w.grad(&g_want).unwrap(), w.grad(&g_got).unwrap());
+        let diff = (a.clone() - b).abs().max().into_scalar();
+        assert!(
+            diff < 1e-4 * a.abs().max().into_scalar().max(1.0),
+            "W_q grad differs by {diff}"
+        );
+    }
+}
