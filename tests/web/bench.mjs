@@ -18,7 +18,8 @@
 // Env: PRH_NATIVE, PRH_DIST (as e2e.mjs), PRH_DATA (Multi30k captions for the texts;
 // synthetic sentences when absent), REPS (default 3), SPECTRAL_ONLY=1 (skip the checkpoint
 // lab), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
-// wasm SIMD kernels on; rows say which).
+// wasm SIMD kernels on; rows say which), PROFILE=1 (also print where the alpha changes spent
+// their time, per function; the profiler slows the page, so timings of that run read high).
 // Run: node tests/web/bench.mjs
 
 import puppeteer from "puppeteer-core";
@@ -35,6 +36,7 @@ const DATA = process.env.PRH_DATA ?? join(root, "../shared/data");
 const REPS = Number(process.env.REPS ?? 3);
 const SPECTRAL_ONLY = process.env.SPECTRAL_ONLY === "1";
 const SIMD_VARIANTS = process.env.SIMD === "both" ? ["0", "1"] : [null];
+const PROFILE = process.env.PROFILE === "1";
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => (ms === undefined ? "—" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
@@ -83,6 +85,12 @@ async function spectral(page, url, obs, simd) {
   const shownObs = Number(await page.$eval("#compute-time", (e) => e.dataset.observations));
   if (shownObs !== obs) throw new Error(`spectral lab shows ${shownObs} observations, expected ${obs}`);
   const slide = [];
+  const cdp = PROFILE ? await page.createCDPSession() : null;
+  if (cdp) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+    await cdp.send("Profiler.start");
+  }
   for (let r = 0; r < REPS; r++) {
     const alpha = [0.35, 0.4, 0.45, 0.5, 0.55][r % 5];
     slide.push(
@@ -108,7 +116,25 @@ async function spectral(page, url, obs, simd) {
       }, alpha),
     );
   }
+  if (cdp) printProfile(`${obs} observations, ${REPS} alpha changes`, (await cdp.send("Profiler.stop")).profile);
   return { load, compute: median(slide.map((s) => s.compute)), wall: median(slide.map((s) => s.wall)) };
+}
+
+// PROFILE=1: where the alpha changes spent their time (V8's sampling profiler, self time
+// per function: wasm functions by their Rust names, "(program)" = the browser's own work
+// such as style, layout and paint), the top 15.
+function printProfile(title, profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = {};
+  profile.samples.forEach((id, i) => {
+    const f = byId.get(id).callFrame;
+    const name = (f.functionName || `(${f.url.split("/").pop()})`).replace(/::h[0-9a-f]{16}$/, "");
+    self[name] = (self[name] ?? 0) + profile.timeDeltas[i] / 1000;
+  });
+  console.log(`\nprofile, ${title}: self time (ms), top 15`);
+  for (const [name, ms] of Object.entries(self).sort((a, b) => b[1] - a[1]).slice(0, 15)) {
+    console.log(`${ms.toFixed(1).padStart(9)}  ${name.slice(0, 140)}`);
+  }
 }
 
 // Embeds `texts` in the checkpoint lab on `backend`, twice; returns [first, second] ms.

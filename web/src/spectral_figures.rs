@@ -9,13 +9,23 @@ use leptos::html::Canvas;
 use leptos::prelude::*;
 use prh_core::linalg::{self, Matrix};
 use std::sync::Arc;
+use wasm_bindgen::JsCast;
 
 /// Observation counts up to which matrices and vectors are also printed as numbers.
 const NUMBERS_UP_TO: usize = 24;
 
-/// Row-major copy of a matrix, for drawing and JSON.
+/// Row-major copy of a matrix, for drawing and JSON. Read column by column through slices:
+/// for the 400 x 400 heatmaps, per-entry indexing (with its bounds checks) cost more in
+/// the browser than the rest of the copy.
 fn rows(m: &Matrix) -> Vec<f64> {
-    linalg::to_row_major(m.as_ref())
+    let (r, c) = (m.nrows(), m.ncols());
+    let mut out = vec![0.0; r * c];
+    for j in 0..c {
+        for (i, x) in m.col_as_slice(j).iter().enumerate() {
+            out[i * c + j] = *x;
+        }
+    }
+    out
 }
 
 /// Observation order sorted by the Fiedler vector (the first non-trivial eigenvector), so
@@ -87,6 +97,26 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
         )
     };
     let data_values = serde_json::to_string(&values).unwrap_or_default();
+    // One string of spans (numbers only, nothing to escape) and one click handler that
+    // reads the span's index: at 400 observations, 400 separately built spans with their
+    // own listeners were a visible part of redrawing after an alpha change.
+    let value_spans: String = values
+        .iter()
+        .enumerate()
+        .map(|(j, v)| {
+            format!(r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{v:.6}</span> "#)
+        })
+        .collect();
+    let on_value = move |ev: web_sys::MouseEvent| {
+        let j = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.get_attribute("data-j"))
+            .and_then(|j| j.parse::<usize>().ok());
+        if j.is_some() {
+            selected.set(j);
+        }
+    };
     view! {
         <div class="card">
             <h2>"Spectrum of K"<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" /></h2>
@@ -95,11 +125,7 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
                 Some(g) => format!("spectral gap after the top {}: {g:.6}{}", s.d, if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
                 None => "no eigenvalue after the window: no gap".into(),
             }}</div>
-            <div class="eigs" id="eigenvalues" data-values=data_values>
-                {values.iter().enumerate().map(|(j, v)| view! {
-                    <span class="ev" title=format!("eigenvalue {j}") on:click=move |_| selected.set(Some(j))>{format!("{v:.6}")}</span>" "
-                }).collect_view()}
-            </div>
+            <div class="eigs" id="eigenvalues" data-values=data_values on:click=on_value inner_html=value_spans></div>
             <p class="explain">
                 "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the
                  \"trivial\" direction (grey) and says nothing about which state you are in. The next d

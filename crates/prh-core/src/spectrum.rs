@@ -188,19 +188,18 @@ impl Spectrum {
 /// # Shapes
 /// `u [n, m]`
 pub(crate) fn sign_columns(u: &mut Matrix, from: usize) {
-    let n = u.nrows();
     for j in from..u.ncols() {
-        let (imax, _) = (0..n).fold((0, 0.0f64), |(bi, bv), i| {
-            if u[(i, j)].abs() > bv {
-                (i, u[(i, j)].abs())
-            } else {
-                (bi, bv)
-            }
-        });
-        if u[(imax, j)] < 0.0 {
-            for i in 0..n {
-                u[(i, j)] = -u[(i, j)];
-            }
+        // Column slices: per-entry indexing with its bounds checks was most of the cost of
+        // this pass in the browser.
+        let col = u.col_as_slice_mut(j);
+        let (imax, _) = col
+            .iter()
+            .enumerate()
+            .fold((0, 0.0f64), |(bi, bv), (i, x)| {
+                if x.abs() > bv { (i, x.abs()) } else { (bi, bv) }
+            });
+        if col.get(imax).is_some_and(|&x| x < 0.0) {
+            col.iter_mut().for_each(|x| *x = -*x);
         }
     }
 }
