@@ -4,7 +4,7 @@
 //!
 //! All numbers come from `prh_core::{world, pair_graph, kernel, spectrum, theorem}`, the
 //! code behind `prh-native spectral`, computed in [`crate::spectral_compute`] (which caches
-//! the world's good-view analysis across slider moves). The figures are in
+//! the world's state spectrum and good-view analysis across slider moves). The figures are in
 //! [`crate::spectral_figures`].
 
 use crate::spectral_compute::compute;
@@ -18,11 +18,15 @@ use prh_core::world::{Preset, World};
 use std::sync::Arc;
 
 /// Largest number of states the controls allow (1,000 observations for the two-nuisance
-/// presets): beyond that a full eigendecomposition in the browser takes seconds.
+/// presets): a new world decomposes its n x n state kernel K_W (~0.3 s at 500 states in
+/// headless Chromium) and draws n k x n k heatmaps.
 const MAX_N: usize = 500;
-/// Above this many observations the alpha slider recomputes on release, not while sliding:
-/// up to 400 an alpha change (one eigendecomposition, the world's good-view analysis
-/// being cached) stays near the 100 ms an interaction may take (docs/benchmarks.md).
+/// Above this many observations the alpha slider recomputes on release, not while sliding.
+/// An alpha change costs no eigendecomposition (`prh_core::view_spectrum`: products of the
+/// cached K_W eigenpairs and a k x k nuisance kernel's): 35-50 ms from input to the next
+/// frame at 400 observations, 80-85 ms at 1,000 on a lightly loaded machine (the
+/// O((n k)^2) products, copies and drawing), too close to the 100 ms an interaction may
+/// take to stay under it on a busy one (docs/benchmarks.md, Browser).
 const LIVE_LIMIT: usize = 400;
 
 /// The lab's inputs (each one a URL query key).

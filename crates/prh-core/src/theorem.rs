@@ -119,7 +119,22 @@ pub fn compare_given_op_norm(
             "||K2 - K1||_op must be a finite number >= 0, got {e_op}"
         )));
     }
-    let e = k1.difference(k2)?;
+    if k1.n() != k2.n() {
+        return Err(Error::invalid(format!(
+            "kernels of different sizes cannot be compared: {} vs {} states",
+            k1.n(),
+            k2.n()
+        )));
+    }
+    // E = K_2 - K_1 column by column through slices (what Kernel::difference computes):
+    // per-entry indexing made this O(n^2) pass a visible part of the browser's recompute.
+    let mut e = Matrix::zeros(k1.n(), k1.n());
+    for j in 0..k1.n() {
+        let (a, b) = (k1.k.col_as_slice(j), k2.k.col_as_slice(j));
+        for ((x, a), b) in e.col_as_slice_mut(j).iter_mut().zip(a).zip(b) {
+            *x = b - a;
+        }
+    }
     let (w1, w2) = (s1.window(d, skip_trivial)?, s2.window(d, skip_trivial)?);
     if w1 != w2 {
         return Err(Error::invalid(
