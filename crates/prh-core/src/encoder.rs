@@ -168,7 +168,7 @@ impl<B: Backend> TextEncoder<B> {
         let causal = self
             .causal
             .then(|| generate_autoregressive_mask::<B>(n, l, &device));
-        let masks = RowMasks::new(pad, causal);
+        let masks = RowMasks::for_encoder(&self.blocks, pad, causal);
         let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), n, l, &masks);
         self.norm.forward(rows)
     }
