@@ -75,6 +75,15 @@ pub fn kron_spectrum(a: &Spectrum, b: &Spectrum) -> Result<Spectrum> {
         )));
     }
     let (na, nb) = (a.n(), b.n());
+    if na == 0 || nb == 0 || a.vectors.shape() != (na, na) || b.vectors.shape() != (nb, nb) {
+        return Err(Error::invalid(format!(
+            "Kronecker spectrum: factors need n eigenvalues and n x n vectors, got {na} with [{}, {}] and {nb} with [{}, {}]",
+            a.vectors.nrows(),
+            a.vectors.ncols(),
+            b.vectors.nrows(),
+            b.vectors.ncols()
+        )));
+    }
     let n = na * nb;
     let value = |(i, j): (usize, usize)| a.values[i] * b.values[j];
     let mut order: Vec<(usize, usize)> =
@@ -83,6 +92,7 @@ pub fn kron_spectrum(a: &Spectrum, b: &Spectrum) -> Result<Spectrum> {
     let values: Vec<f64> = order.iter().map(|&o| value(o)).collect();
     // The trivial pair (0, 0) goes first in the top eigenspace, as in Spectrum::new; a
     // product that ties with it (another component, or -1 x -1) may have sorted ahead.
+    // (0, 0) is in `order` (both factors are non-empty), so the fallback is never taken.
     let pos = order.iter().position(|&o| o == (0, 0)).unwrap_or(0);
     if values[pos] < values[0] - TRIVIAL_TOL {
         return Err(Error::Numerical(format!(
@@ -487,5 +497,9 @@ mod tests {
         let mut moved = states.clone();
         moved.trivial_index = 1;
         assert!(kron_spectrum(&moved, &states).is_err());
+        let mut cut = states.clone();
+        cut.vectors = cut.vectors.subcols(0, 3).to_owned();
+        let msg = kron_spectrum(&states, &cut).unwrap_err().to_string();
+        assert!(msg.contains("n x n vectors"), "{msg}");
     }
 }
