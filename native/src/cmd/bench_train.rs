@@ -22,7 +22,7 @@
 //! cores.
 
 use anyhow::{Context, Result, bail};
-use prh_core::backend::{Cpu, CpuTrain};
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::Checkpoint;
 use prh_core::config::{TokenizerConfig, TrainConfig};
 use prh_core::corpus::Group;
@@ -64,6 +64,10 @@ pub struct TrainBenchArgs {
     /// Side of the square f32 matmul that measures each library's peak (0: skip MFU).
     #[arg(long, default_value_t = 2048)]
     pub peak_n: usize,
+    /// Backend of prh's side: `cpu`, `wgpu` or `cuda` (as compiled). With `cuda` the
+    /// PyTorch step runs on CUDA too (`--device cuda`); with `cpu` and `wgpu` on the CPU.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
     /// Time prh's side only (for profiling: `perf record prh-native bench train --prh-only`).
     #[arg(long)]
     pub prh_only: bool,
@@ -113,13 +117,16 @@ fn step_flops(d: usize, layers: usize, d_ff: usize, len: usize, tokens: usize) -
     6.0 * tokens as f64 * p + 12.0 * (tokens * layers * len * d) as f64
 }
 
-/// Best of 3 `n x n` f32 matmuls on prh's CPU backend (`Cpu`), in GFLOP/s.
-fn burn_peak_gflops(n: usize) -> f64 {
+/// Best of 3 `n x n` f32 matmuls on prh's backend `B` (reading the product back, which
+/// waits for a GPU to finish), in GFLOP/s.
+fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
+    n: usize,
+    device: &B::Device,
+) -> f64 {
     use prh_core::backend::burn::prelude::*;
     use prh_core::backend::burn::tensor::Distribution;
-    let device = Default::default();
-    let a = Tensor::<Cpu, 2>::random([n, n], Distribution::Default, &device);
-    let b = Tensor::<Cpu, 2>::random([n, n], Distribution::Default, &device);
+    let a = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
+    let b = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
     let _ = a.clone().matmul(b.clone()).into_data(); // warm-up
     let best = (0..3)
         .map(|_| {
@@ -131,8 +138,14 @@ fn burn_peak_gflops(n: usize) -> f64 {
     2.0 * (n as f64).powi(3) / best / 1e9
 }
 
-/// prh's side: per-step seconds of `train` on random token sequences.
-fn prh_steps(size: &str, args: &TrainBenchArgs) -> Result<(Vec<f64>, TextTask)> {
+/// prh's side: per-step seconds of `train` on backend `B` on random token sequences (the
+/// loop reads each step's loss before the backward, so on a GPU a step's time includes
+/// waiting for it).
+fn prh_steps<B: AutodiffBackend>(
+    size: &str,
+    args: &TrainBenchArgs,
+    device: &B::Device,
+) -> Result<(Vec<f64>, TextTask)> {
     let config = format!(
         "[run]\nsteps = {steps}\nlog_every = 1000000\ncheckpoint_every = 1000000\n\
          [model]\nsize = \"{size}\"\nmax_len = {len}\ndropout = 0.0\n\
@@ -169,9 +182,8 @@ fn prh_steps(size: &str, args: &TrainBenchArgs) -> Result<(Vec<f64>, TextTask)> 
         origin: Instant::now(),
         marks: Vec::new(),
     };
-    let device = Default::default();
-    train::<CpuTrain, _>(
-        &mut task, &cfg.run, &cfg.optim, "", None, &mut clock, &device,
+    train::<B, _>(
+        &mut task, &cfg.run, &cfg.optim, "", None, &mut clock, device,
     )
     .with_context(|| format!("prh training step ({size})"))?;
     // Step k took marks[k] - marks[k-1]; step 0 also paid for model set-up, so skip it.
@@ -195,6 +207,7 @@ fn torch_steps(args: &TrainBenchArgs, task: &TextTask, peak: bool) -> Result<ser
         .args(["--steps", &args.steps.to_string()])
         .args(["--warmup", &args.warmup.to_string()])
         .args(["--threads", &args.threads.to_string()])
+        .args(["--device", torch_device(&args.device)])
         .args(["--peak", &if peak { args.peak_n } else { 0 }.to_string()])
         .output()
         .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
@@ -212,8 +225,39 @@ fn torch_steps(args: &TrainBenchArgs, task: &TextTask, peak: bool) -> Result<ser
     Ok(v)
 }
 
-/// Runs the comparison and prints the table.
+/// PyTorch's device for prh's `--device`: CUDA beside CUDA, else the CPU.
+fn torch_device(prh_device: &str) -> &'static str {
+    if prh_device == "cuda" { "cuda" } else { "cpu" }
+}
+
+/// Runs the comparison on the backend `--device` names and prints the table.
 pub fn run(args: TrainBenchArgs) -> Result<()> {
+    use super::train::not_compiled;
+    match args.device.as_str() {
+        "cpu" => {
+            #[cfg(feature = "cpu")]
+            return compare::<prh_core::backend::CpuTrain>(args, Default::default());
+            #[cfg(not(feature = "cpu"))]
+            return Err(not_compiled("cpu"));
+        }
+        "wgpu" => {
+            #[cfg(feature = "wgpu")]
+            return compare::<prh_core::backend::WgpuTrain>(args, Default::default());
+            #[cfg(not(feature = "wgpu"))]
+            return Err(not_compiled("wgpu"));
+        }
+        "cuda" => {
+            #[cfg(feature = "cuda")]
+            return compare::<prh_core::backend::CudaTrain>(args, Default::default());
+            #[cfg(not(feature = "cuda"))]
+            return Err(not_compiled("cuda"));
+        }
+        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
+    }
+}
+
+/// The comparison on backend `B`, device `device`.
+fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Result<()> {
     if args.steps == 0 || args.batch == 0 || args.len == 0 || args.sizes.is_empty() {
         bail!("need --steps, --batch, --len >= 1 and at least one size");
     }
@@ -225,12 +269,12 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (burn_peak, mut torch_peak) = (
-        (args.peak_n > 0).then(|| burn_peak_gflops(args.peak_n)),
+        (args.peak_n > 0).then(|| burn_peak_gflops::<B::InnerBackend>(args.peak_n, &device)),
         None,
     );
     let mut rows = Vec::new();
     for size in &args.sizes {
-        let (times, task) = prh_steps(size, &args)?;
+        let (times, task) = prh_steps::<B>(size, &args, &device)?;
         let ours = median(times.clone());
         eprintln!("prh {size}: steps {times:.3?} s");
         if args.prh_only {
@@ -250,8 +294,8 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
         rows.push((size.clone(), tokens, flops, ours, t_med, theirs));
     }
     println!(
-        "text-JEPA training step, CPU, {} sequences x {} tokens, {} timed steps after {} warm-up (median); \
-         prh {} build, {}; PyTorch {} ({} threads); {cores} cores",
+        "text-JEPA training step, {} sequences x {} tokens, {} timed steps after {} warm-up (median); \
+         prh {} build, {}; PyTorch {} on {} ({} CPU threads); {cores} cores",
         8 * args.batch,
         args.len,
         args.steps,
@@ -261,10 +305,14 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
         } else {
             "release"
         },
-        prh_core::backend::cpu_backend_description(),
+        match args.device.as_str() {
+            "cpu" => prh_core::backend::cpu_backend_description(),
+            other => format!("burn {other}"),
+        },
         rows.first()
             .and_then(|r| r.5["torch"].as_str())
             .unwrap_or("?"),
+        torch_device(&args.device),
         args.threads,
     );
     if let (Some(b), Some(t)) = (burn_peak, torch_peak) {
