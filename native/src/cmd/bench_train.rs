@@ -232,28 +232,15 @@ fn torch_device(prh_device: &str) -> &'static str {
 
 /// Runs the comparison on the backend `--device` names and prints the table.
 pub fn run(args: TrainBenchArgs) -> Result<()> {
-    use super::train::not_compiled;
-    match args.device.as_str() {
-        "cpu" => {
-            #[cfg(feature = "cpu")]
-            return compare::<prh_core::backend::CpuTrain>(args, Default::default());
-            #[cfg(not(feature = "cpu"))]
-            return Err(not_compiled("cpu"));
+    struct Compare(TrainBenchArgs);
+    impl super::train::OnTrainBackend for Compare {
+        type Out = ();
+        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
+            compare::<B>(self.0, device_of(0, 1))
         }
-        "wgpu" => {
-            #[cfg(feature = "wgpu")]
-            return compare::<prh_core::backend::WgpuTrain>(args, Default::default());
-            #[cfg(not(feature = "wgpu"))]
-            return Err(not_compiled("wgpu"));
-        }
-        "cuda" => {
-            #[cfg(feature = "cuda")]
-            return compare::<prh_core::backend::CudaTrain>(args, Default::default());
-            #[cfg(not(feature = "cuda"))]
-            return Err(not_compiled("cuda"));
-        }
-        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
     }
+    let device = args.device.clone();
+    super::train::on_train_backend(&device, Compare(args))
 }
 
 /// The comparison on backend `B`, device `device`.

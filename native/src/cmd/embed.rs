@@ -9,12 +9,13 @@
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::corpus;
 use prh_core::features;
 use prh_core::text_task::embed_texts;
 use std::path::{Path, PathBuf};
 
-use super::train::{load_model, load_run, not_compiled};
+use super::train::{OnTrainBackend, load_model, load_run, on_train_backend};
 
 /// Embed texts with a trained checkpoint into an .npy file [N, D].
 #[derive(clap::Args, Debug)]
@@ -82,25 +83,13 @@ fn embed_on<B: Backend>(args: &Args, device: B::Device) -> Result<()> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    match args.device.as_str() {
-        "cpu" => {
-            #[cfg(feature = "cpu")]
-            return embed_on::<prh_core::backend::Cpu>(&args, Default::default());
-            #[cfg(not(feature = "cpu"))]
-            return Err(not_compiled("cpu"));
+    struct Embed<'a>(&'a Args);
+    impl OnTrainBackend for Embed<'_> {
+        type Out = ();
+        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
+            // Inference only: the training backend's inner (non-autodiff) backend.
+            embed_on::<B::InnerBackend>(self.0, device_of(0, 1))
         }
-        "wgpu" => {
-            #[cfg(feature = "wgpu")]
-            return embed_on::<prh_core::backend::Wgpu>(&args, Default::default());
-            #[cfg(not(feature = "wgpu"))]
-            return Err(not_compiled("wgpu"));
-        }
-        "cuda" => {
-            #[cfg(feature = "cuda")]
-            return embed_on::<prh_core::backend::Cuda>(&args, Default::default());
-            #[cfg(not(feature = "cuda"))]
-            return Err(not_compiled("cuda"));
-        }
-        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
     }
+    on_train_backend(&args.device, Embed(&args))
 }

@@ -492,25 +492,12 @@ fn dispatch<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    match args.device.as_str() {
-        "cpu" => {
-            #[cfg(feature = "cpu")]
-            return dispatch::<prh_core::backend::CpuTrain>(&args, Default::default());
-            #[cfg(not(feature = "cpu"))]
-            return Err(super::train::not_compiled("cpu"));
+    struct Experiment<'a>(&'a Args);
+    impl super::train::OnTrainBackend for Experiment<'_> {
+        type Out = ();
+        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
+            dispatch::<B>(self.0, device_of(0, 1))
         }
-        "wgpu" => {
-            #[cfg(feature = "wgpu")]
-            return dispatch::<prh_core::backend::WgpuTrain>(&args, Default::default());
-            #[cfg(not(feature = "wgpu"))]
-            return Err(super::train::not_compiled("wgpu"));
-        }
-        "cuda" => {
-            #[cfg(feature = "cuda")]
-            return dispatch::<prh_core::backend::CudaTrain>(&args, Default::default());
-            #[cfg(not(feature = "cuda"))]
-            return Err(super::train::not_compiled("cuda"));
-        }
-        other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
     }
+    super::train::on_train_backend(&args.device, Experiment(&args))
 }

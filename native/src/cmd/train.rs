@@ -548,24 +548,39 @@ fn wgpu_device(i: usize, w: usize) -> prh_core::backend::burn::backend::wgpu::Wg
     }
 }
 
-pub fn run(args: Args) -> Result<()> {
-    match args.device.as_str() {
+/// Work that runs on whichever training backend `--device` names (a generic method, since
+/// a closure cannot be generic over the backend).
+pub trait OnTrainBackend {
+    /// What the work returns.
+    type Out;
+    /// Runs on backend `B`; `device_of(i, w)` is the device of data-parallel replica `i` of
+    /// `w` (`device_of(0, 1)` for single-device work; the inference backend of `B` is
+    /// `B::InnerBackend`, on the same devices).
+    fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device)
+    -> Result<Self::Out>;
+}
+
+/// Runs `work` on the training backend named by `device` (`cpu`, `wgpu` or `cuda`), or says
+/// that this binary was built without it. The one place that maps `--device` to a backend
+/// type and its devices for every subcommand.
+pub fn on_train_backend<W: OnTrainBackend>(device: &str, work: W) -> Result<W::Out> {
+    match device {
         // The CPU backend has one device: data-parallel replicas share it.
         "cpu" => {
             #[cfg(feature = "cpu")]
-            return train_on::<prh_core::backend::CpuTrain>(&args, |_, _| Default::default());
+            return work.run::<prh_core::backend::CpuTrain>(|_, _| Default::default());
             #[cfg(not(feature = "cpu"))]
             return Err(not_compiled("cpu"));
         }
         "wgpu" => {
             #[cfg(feature = "wgpu")]
-            return train_on::<prh_core::backend::WgpuTrain>(&args, wgpu_device);
+            return work.run::<prh_core::backend::WgpuTrain>(wgpu_device);
             #[cfg(not(feature = "wgpu"))]
             return Err(not_compiled("wgpu"));
         }
         "cuda" => {
             #[cfg(feature = "cuda")]
-            return train_on::<prh_core::backend::CudaTrain>(&args, |i, _| {
+            return work.run::<prh_core::backend::CudaTrain>(|i, _| {
                 prh_core::backend::burn::backend::cuda::CudaDevice { index: i }
             });
             #[cfg(not(feature = "cuda"))]
@@ -573,4 +588,15 @@ pub fn run(args: Args) -> Result<()> {
         }
         other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
     }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    struct Train<'a>(&'a Args);
+    impl OnTrainBackend for Train<'_> {
+        type Out = ();
+        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
+            train_on::<B>(self.0, device_of)
+        }
+    }
+    on_train_backend(&args.device, Train(&args))
 }
