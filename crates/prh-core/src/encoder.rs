@@ -142,18 +142,21 @@ impl<B: Backend> TextEncoder<B> {
     /// # Shapes
     /// `ids` `[n, L]`, `pad` `[n, L]` (true = padding) -> `[n, L, d]`.
     pub fn hidden(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 3> {
-        let [n, l] = ids.dims();
-        let l = l.min(self.max_len);
-        let d = self.tokens.weight.dims()[1];
-        self.hidden_rows(ids, pad).reshape([n, l, d])
+        let (rows, n, l) = self.hidden_rows(ids, pad);
+        let d = rows.dims()[1];
+        rows.reshape([n, l, d])
     }
 
     /// [`Self::hidden`] as token rows (row `i L + t` = token `t` of sequence `i`), the
     /// layout the transformer runs in (`transformer.rs` says why).
     ///
     /// # Shapes
-    /// `ids` `[n, L]`, `pad` `[n, L]` -> `[n min(L, max_len), d]`.
-    fn hidden_rows(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> (`[n l, d]`, n, l) with `l = min(L, max_len)`.
+    fn hidden_rows(
+        &self,
+        ids: Tensor<B, 2, Int>,
+        pad: Tensor<B, 2, Bool>,
+    ) -> (Tensor<B, 2>, usize, usize) {
         let [n, l] = ids.dims();
         let device = ids.device();
         // Sequences longer than the position table are cut (the views already respect it).
@@ -170,7 +173,7 @@ impl<B: Backend> TextEncoder<B> {
             .then(|| generate_autoregressive_mask::<B>(n, l, &device));
         let masks = RowMasks::for_encoder(&self.blocks, pad, causal);
         let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), n, l, &masks);
-        self.norm.forward(rows)
+        (self.norm.forward(rows), n, l)
     }
 
     /// Pools hidden states: CLS (`H[:, 0]`) or the mean over non-pad positions,
@@ -225,9 +228,8 @@ impl<B: Backend> TextEncoder<B> {
             .lm_head
             .as_ref()
             .ok_or_else(|| Error::invalid("lm_logits: this encoder has no LM head (not causal)"))?;
-        let [n, l] = ids.dims();
-        let l = l.min(self.max_len);
-        let logits = head.forward(self.hidden_rows(ids, pad)); // (n L, vocab)
+        let (rows, n, l) = self.hidden_rows(ids, pad);
+        let logits = head.forward(rows); // (n l, vocab)
         let vocab = logits.dims()[1];
         Ok(logits.reshape([n, l, vocab]))
     }
