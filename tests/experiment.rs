@@ -5,14 +5,17 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The data dir: $PRH_DATA, else ../shared/data beside the workspace root.
+/// The data dir: $PRH_DATA, else ../shared/data beside the workspace root; None (and the
+/// skip reason printed) when it has no Multi30k.
 fn data_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PRH_DATA")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
-    dir.join("multi30k/task2/raw/test_2016.1.en.gz")
-        .exists()
-        .then_some(dir)
+    let found = dir.join("multi30k/task2/raw/test_2016.1.en.gz").exists();
+    if !found {
+        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
+    }
+    found.then_some(dir)
 }
 
 fn finite_in(v: &serde_json::Value, lo: f64, hi: f64, what: &str) {
@@ -24,21 +27,9 @@ fn finite_in(v: &serde_json::Value, lo: f64, hi: f64, what: &str) {
 
 #[test]
 fn quick_views_multilingual_writes_a_well_formed_report() {
-    let Some(data) = data_dir() else {
-        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
-        return;
-    };
+    let Some(data) = data_dir() else { return };
     let out = tempfile::tempdir().unwrap();
-    let status = Command::new(env!("CARGO_BIN_EXE_prh-native"))
-        .args(["experiment", "views-multilingual", "--quick", "--out"])
-        .arg(out.path())
-        .arg("--data")
-        .arg(&data)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let results: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("results.json")).unwrap()).unwrap();
+    let (results, _) = run_quick("views-multilingual", &data, out.path(), &[]);
     let (n_fit, n_test) = (
         results["n_fit"].as_u64().unwrap(),
         results["n_test"].as_u64().unwrap(),
@@ -181,16 +172,27 @@ fn vision_data() -> Option<PathBuf> {
     Some(dir)
 }
 
-fn run_quick(name: &str, data: &std::path::Path, out: &std::path::Path) -> serde_json::Value {
-    let status = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+/// `prh-native experiment NAME --quick --out OUT --data DATA [--set k=v ...]`; asserts it
+/// succeeded and returns results.json and the command's stderr.
+fn run_quick(
+    name: &str,
+    data: &std::path::Path,
+    out: &std::path::Path,
+    sets: &[&str],
+) -> (serde_json::Value, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
         .args(["experiment", name, "--quick", "--out"])
         .arg(out)
         .arg("--data")
         .arg(data)
-        .status()
+        .args(sets.iter().flat_map(|kv| ["--set", kv]))
+        .output()
         .unwrap();
-    assert!(status.success(), "{name} --quick failed");
-    serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap()
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{name} --quick failed: {err}");
+    let results =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    (results, err)
 }
 
 fn svg_ok(path: &std::path::Path, lines: usize, tag: &str) {
@@ -204,7 +206,7 @@ fn svg_ok(path: &std::path::Path, lines: usize, tag: &str) {
 fn quick_views_vision_writes_report_and_web_exports() {
     let Some(data) = vision_data() else { return };
     let out = tempfile::tempdir().unwrap();
-    let r = run_quick("views-vision", &data, out.path());
+    let (r, _) = run_quick("views-vision", &data, out.path(), &[]);
     assert_eq!(r["imagenet_synsets_left_out"].as_u64(), Some(1000));
     let summary = r["summary"].as_array().unwrap();
     let rows: Vec<&str> = summary.iter().map(|s| s["row"].as_str().unwrap()).collect();
@@ -287,7 +289,7 @@ fn quick_views_vision_writes_report_and_web_exports() {
 fn quick_scaling_fits_a_law_and_plots_it() {
     let Some(data) = vision_data() else { return };
     let out = tempfile::tempdir().unwrap();
-    let r = run_quick("scaling", &data, out.path());
+    let (r, _) = run_quick("scaling", &data, out.path(), &[]);
     let curves = r["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 2, "good and next-token");
     for c in curves {
@@ -325,34 +327,17 @@ fn quick_scaling_fits_a_law_and_plots_it() {
 /// carries the views-multilingual scores (mutual k-NN with its null, CKA, R@1).
 #[test]
 fn quick_scaling_multilingual_trains_both_languages_per_budget() {
-    let Some(data) = data_dir() else {
-        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
-        return;
-    };
+    let Some(data) = data_dir() else { return };
     let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
-        .args(["experiment", "scaling", "--quick", "--out"])
-        .arg(out.path())
-        .arg("--data")
-        .arg(&data)
-        .args([
-            "--set",
-            "experiment.scaling.measure=\"multilingual\"",
-            "--set",
-            "train.data.max_groups=200",
-            "--set",
-            "experiment.fit_groups=60",
-            "--set",
-            "experiment.test_groups=60",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    let sets = [
+        "experiment.scaling.measure=\"multilingual\"",
+        "train.data.max_groups=200",
+        "experiment.fit_groups=60",
+        "experiment.test_groups=60",
+    ];
+    let (r, err) = run_quick("scaling", &data, out.path(), &sets);
     // Both languages train at every budget.
     assert_eq!(err.matches("good seed 0 de:").count(), 5, "{err}");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.path().join("results.json")).unwrap()).unwrap();
     assert_eq!(r["measure"], "multilingual");
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 10, "2 objectives x 5 budgets x 1 seed");

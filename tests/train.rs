@@ -72,6 +72,16 @@ fn check(out: &std::process::Output) {
     );
 }
 
+/// `prh-native train --resume RUN` (the run folder names its own config and checkpoint).
+fn resume(run: &Path) -> std::process::Output {
+    bin()
+        .arg("train")
+        .arg("--resume")
+        .arg(run)
+        .output()
+        .unwrap()
+}
+
 /// The deterministic fields of metrics.jsonl (throughput differs between runs).
 fn metrics(run: &Path) -> Vec<(u64, String, String, String, String)> {
     let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
@@ -108,13 +118,7 @@ fn resume_continues_exactly_like_an_uninterrupted_run() {
     let tok = format!("tokenizer.path={}", full.join("tokenizer.json").display());
     check(&train(&corpus, &cut, &["run.stop_at=4", &tok]));
     assert_eq!(metrics(&cut).len(), 4);
-    let out = bin()
-        .arg("train")
-        .arg("--resume")
-        .arg(&cut)
-        .output()
-        .unwrap();
-    check(&out);
+    check(&resume(&cut));
     let (a, b) = (metrics(&full), metrics(&cut));
     assert_eq!(a.len(), 8);
     assert_eq!(a, b, "resumed metrics differ from the uninterrupted run");
@@ -347,14 +351,7 @@ fn sharded_corpus_streams_and_resumes_exactly() {
     let mut cut_sets = sets.to_vec();
     cut_sets.extend(["run.stop_at=4", tok.as_str()]);
     check(&train(&corpus, &cut, &cut_sets));
-    check(
-        &bin()
-            .arg("train")
-            .arg("--resume")
-            .arg(&cut)
-            .output()
-            .unwrap(),
-    );
+    check(&resume(&cut));
     let (m_full, m_cut) = (metrics(&full), metrics(&cut));
     assert_eq!(m_full.len(), 8);
     assert!(
@@ -405,14 +402,7 @@ fn data_parallel_trains_and_resumes_exactly_through_the_cli() {
         &cut,
         &["run.data_parallel=2", "run.stop_at=4", &tok],
     ));
-    check(
-        &bin()
-            .arg("train")
-            .arg("--resume")
-            .arg(&cut)
-            .output()
-            .unwrap(),
-    );
+    check(&resume(&cut));
     assert_eq!(metrics(&cut), b, "resumed data-parallel run differs");
     for (set, want) in [
         ("run.data_parallel=3", "do not divide views.batch_size = 8"),
