@@ -117,6 +117,8 @@ impl EncoderSpec {
 #[derive(Module, Debug)]
 pub struct Projector<B: Backend> {
     fc1: Linear<B>,
+    /// Part of the checkpoint layout (the binary record is positional); the forward uses
+    /// [`crate::gelu::gelu`], the same function computed faster on the CPU backends.
     act: Gelu,
     fc2: Linear<B>,
 }
@@ -200,7 +202,7 @@ impl<B: Backend> TextEncoder<B> {
         let h = self.hidden(ids, pad.clone());
         let z = self.pool(h, pad);
         match &self.projector {
-            Some(p) => p.fc2.forward(p.act.forward(p.fc1.forward(z))),
+            Some(p) => p.fc2.forward(crate::gelu::gelu(p.fc1.forward(z))),
             None => z,
         }
     }

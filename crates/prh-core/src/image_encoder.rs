@@ -13,10 +13,10 @@
 //! the 2-core CPU here, too slow for a demo of a few minutes; this runs on matrix
 //! products only.
 
+use crate::gelu::gelu;
 use burn::module::AutodiffModule;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
-use burn::tensor::activation::gelu;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::config::LossConfig;

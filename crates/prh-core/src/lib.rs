@@ -32,6 +32,9 @@ pub mod experiment;
 pub mod experiment_report;
 pub mod experiment_vision;
 pub mod features;
+#[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
+pub mod flex_ops;
+pub mod gelu;
 pub mod image_encoder;
 pub mod kernel;
 pub mod kernel_blocks;

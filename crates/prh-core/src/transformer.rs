@@ -12,7 +12,8 @@
 //! Attention itself still works per sequence and head (`[n, h, L, L]` scores).
 
 use burn::nn::Linear;
-use burn::nn::transformer::{TransformerEncoder, TransformerEncoderLayer};
+use burn::nn::activation::Activation;
+use burn::nn::transformer::{PositionWiseFeedForward, TransformerEncoder, TransformerEncoderLayer};
 use burn::prelude::*;
 use burn::tensor::activation::{quiet_softmax, softmax};
 
@@ -104,11 +105,28 @@ pub fn layer_rows<B: Backend>(
         x = layer.norm_1.forward(x);
         x.clone()
     };
-    let mut x = x + layer.dropout.forward(layer.pwff.forward(branch));
+    let mut x = x + layer
+        .dropout
+        .forward(feed_forward_rows(&layer.pwff, branch));
     if !layer.norm_first {
         x = layer.norm_2.forward(x);
     }
     x
+}
+
+/// The position-wise feed-forward block, as `PositionWiseFeedForward::forward`:
+/// `W_2 dropout(act(W_1 x + b_1)) + b_2`, with GELU (the default activation) through
+/// [`crate::gelu::gelu`] (the same function, computed faster on the CPU backends).
+///
+/// # Shapes
+/// `x` `[n L, d]` -> `[n L, d]`.
+fn feed_forward_rows<B: Backend>(ff: &PositionWiseFeedForward<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    let x = ff.linear_inner.forward(x);
+    let x = match &ff.activation {
+        Activation::Gelu(_) => crate::gelu::gelu(x),
+        other => other.forward(x),
+    };
+    ff.linear_outer.forward(ff.dropout.forward(x))
 }
 
 /// Multi-head self-attention, as `MultiHeadAttention::forward`:
@@ -130,7 +148,7 @@ fn attention_rows<B: Backend>(
     let (h, dk) = (mha.n_heads, mha.d_k);
     // [n L, d] -> [n, h, L, d_k]
     let heads =
-        |lin: &Linear<B>, x: Tensor<B, 2>| lin.forward(x).reshape([n, l, h, dk]).swap_dims(1, 2);
+        |lin: &Linear<B>, x: Tensor<B, 2>| swap_middle(lin.forward(x).reshape([n, l, h, dk]));
     let q = heads(&mha.query, x.clone());
     let k = heads(&mha.key, x.clone());
     let v = heads(&mha.value, x);
@@ -141,8 +159,19 @@ fn attention_rows<B: Backend>(
     } else {
         softmax(scores, 3)
     };
-    let context = weights.matmul(v).swap_dims(1, 2).reshape([n * l, h * dk]);
+    let context = swap_middle(weights.matmul(v)).reshape([n * l, h * dk]);
     mha.output.forward(context)
+}
+
+/// `[a, b, c, e] -> [a, c, b, e]`: `swap_dims(1, 2)`, materialised by row copies on
+/// burn-flex ([`crate::flex_ops::swap_middle`]), a strided view elsewhere.
+fn swap_middle<B: Backend>(x: Tensor<B, 4>) -> Tensor<B, 4> {
+    #[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
+    let x = match crate::flex_ops::swap_middle(x) {
+        Ok(y) => return y,
+        Err(x) => x,
+    };
+    x.swap_dims(1, 2)
 }
 
 #[cfg(test)]
@@ -227,8 +256,14 @@ mod tests {
     /// The gradients of `sum(y * t)` with respect to the input (through every layer's
     /// attention, FFN and norms) and to the first FFN weight are the same through both:
     /// the point of the rows layout is a cheaper backward, so it must be the same backward.
+    ///
+    /// On burn-flex when it is built, where the rows path runs the custom GELU and
+    /// head-split ops of [`crate::flex_ops`] and burn's encoder its own ops.
     #[test]
     fn rows_gradients_match_burns_encoder() {
+        #[cfg(feature = "flex")]
+        type AB = Autodiff<burn::backend::Flex>;
+        #[cfg(not(feature = "flex"))]
         type AB = Autodiff<NdArray>;
         for norm_first in [true, false] {
             for causal in [false, true] {
