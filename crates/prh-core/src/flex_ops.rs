@@ -8,9 +8,10 @@
 //! the tensor moved through `dyn Any`, so no `unsafe` is involved.
 //!
 //! - [`gelu`]: GELU forward and backward in one vectorised pass each ([`crate::gelu`]).
-//! - [`swap_middle`]: `[a, b, c, e] -> [a, c, b, e]` (attention's head split and merge) as
-//!   row copies of `e` floats. burn-flex's strided copy (the backward of
-//!   `reshape(swap_dims(..))`) walks element by element: ~5 % of a bert-s step.
+//! - [`permute`]: a 4-D permutation materialised (attention's head split and merge), read
+//!   through the input's strides with row copies where the last axis stays. burn-flex's
+//!   strided copy (the backward of `reshape(swap_dims(..))`) walks element by element
+//!   through a generic iterator: ~5 % of a bert-s step.
 
 use core::any::{Any, TypeId};
 
@@ -121,49 +122,73 @@ fn gelu_train<const D: usize>(x: Tensor<Train, D>) -> Tensor<Train, D> {
     Tensor::from_primitive(TensorPrimitive::Float(y))
 }
 
-/// `[a, b, c, e] -> [a, c, b, e]` as a contiguous tensor (`swap_dims(1, 2)` materialised),
-/// with the same copy, transposed, in the backward; `Err(x)` on other backends.
+/// `x.permute(axes)` as a contiguous tensor, with the inverse permutation (another copy)
+/// in the backward; `Err(x)` on other backends.
 ///
 /// # Shapes
-/// `x` `[a, b, c, e]` -> `[a, c, b, e]`.
-pub fn swap_middle<B: Backend>(x: Tensor<B, 4>) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
-    on_flex(x, swap_middle_train, |x| swap_middle_host(&x))
+/// `x` `[d_0, d_1, d_2, d_3]` -> `[d_axes[0], d_axes[1], d_axes[2], d_axes[3]]`.
+pub fn permute<B: Backend>(
+    x: Tensor<B, 4>,
+    axes: [usize; 4],
+) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+    on_flex(x, |x| permute_train(x, axes), |x| permute_host(&x, axes))
 }
 
-fn swap_middle_host(x: &FlexTensor) -> FlexTensor {
-    let dims = x.layout().shape().dims::<4>();
-    let [a, b, c, e] = [dims[0], dims[1], dims[2], dims[3]];
-    let src = contiguous(x);
-    let mut dst = vec![0.0f32; src.len()];
-    for i in 0..a {
-        for j in 0..b {
-            for k in 0..c {
-                let s = ((i * b + j) * c + k) * e;
-                let d = ((i * c + k) * b + j) * e;
-                dst[d..d + e].copy_from_slice(&src[s..s + e]);
+/// The copy: output element `(i_0, .., i_3)` is input element `i` with `i[axes[k]] = i_k`,
+/// read through the input's strides (so a strided input costs nothing extra). When the
+/// last axis stays last, the inner loop is a row copy.
+fn permute_host(x: &FlexTensor, axes: [usize; 4]) -> FlexTensor {
+    let layout = x.layout();
+    let dims = layout.shape().dims::<4>();
+    let strides = layout.strides();
+    let out_dims = axes.map(|a| dims[a]);
+    let st = axes.map(|a| strides[a]);
+    let src = x.storage::<f32>();
+    let base = layout.start_offset() as isize;
+    let mut dst = Vec::with_capacity(out_dims.iter().product());
+    for i0 in 0..out_dims[0] as isize {
+        for i1 in 0..out_dims[1] as isize {
+            for i2 in 0..out_dims[2] as isize {
+                let row = base + i0 * st[0] + i1 * st[1] + i2 * st[2];
+                if st[3] == 1 {
+                    let row = row as usize;
+                    dst.extend_from_slice(&src[row..row + out_dims[3]]);
+                } else {
+                    dst.extend(
+                        (0..out_dims[3] as isize).map(|i3| src[(row + i3 * st[3]) as usize]),
+                    );
+                }
             }
         }
     }
-    from_vec(dst, Shape::new([a, c, b, e]))
+    from_vec(dst, Shape::new(out_dims))
 }
 
-fn swap_middle_train(x: Tensor<Train, 4>) -> Tensor<Train, 4> {
+fn permute_train(x: Tensor<Train, 4>, axes: [usize; 4]) -> Tensor<Train, 4> {
+    /// State: the inverse permutation.
     #[derive(Debug)]
-    struct SwapBackward;
-    impl Backward<Flex, 1> for SwapBackward {
-        type State = ();
-        fn backward(self, ops: Ops<(), 1>, grads: &mut Gradients, _: &mut Checkpointer) {
-            unary::<Flex, _>(ops.parents, ops.node, grads, |grad| swap_middle_host(&grad));
+    struct PermuteBackward;
+    impl Backward<Flex, 1> for PermuteBackward {
+        type State = [usize; 4];
+        fn backward(self, ops: Ops<[usize; 4], 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+            let inverse = ops.state;
+            unary::<Flex, _>(ops.parents, ops.node, grads, |grad| {
+                permute_host(&grad, inverse)
+            });
         }
     }
+    let mut inverse = [0; 4];
+    for (k, &a) in axes.iter().enumerate() {
+        inverse[a] = k;
+    }
     let x = x.into_primitive().tensor();
-    let y = match SwapBackward
+    let y = match PermuteBackward
         .prepare::<NoCheckpointing>([x.node.clone()])
         .compute_bound()
         .stateful()
     {
-        OpsKind::Tracked(prep) => prep.finish((), swap_middle_host(&x.primitive)),
-        OpsKind::UnTracked(prep) => prep.finish(swap_middle_host(&x.primitive)),
+        OpsKind::Tracked(prep) => prep.finish(inverse, permute_host(&x.primitive, axes)),
+        OpsKind::UnTracked(prep) => prep.finish(permute_host(&x.primitive, axes)),
     };
     Tensor::from_primitive(TensorPrimitive::Float(y))
 }
@@ -173,26 +198,43 @@ mod tests {
     use super::*;
     use burn::tensor::Distribution;
 
-    /// The op equals `swap_dims(1, 2)` in values and in the gradient it passes back, on the
-    /// training and the inference backend, and declines other backends.
+    /// The op equals burn's `permute` in values and in the gradient it passes back, for a
+    /// row-copy and a gather permutation and a strided (transposed) input, on the training
+    /// and the inference backend; other backends are declined.
     #[test]
-    fn swap_middle_is_swap_dims() {
+    fn permute_is_burns_permute() {
         let device = Default::default();
-        let x =
-            Tensor::<Train, 4>::random([2, 3, 4, 5], Distribution::Default, &device).require_grad();
-        let w = Tensor::<Train, 4>::random([2, 4, 3, 5], Distribution::Default, &device);
-        let ours = swap_middle(x.clone()).unwrap_or_else(|_| panic!("declined Autodiff<Flex>"));
-        let theirs = x.clone().swap_dims(1, 2);
-        assert_eq!(ours.to_data(), theirs.clone().into_data());
-        let g_ours = x.grad(&(ours * w.clone()).sum().backward()).unwrap();
-        let g_theirs = x.grad(&(theirs * w).sum().backward()).unwrap();
-        assert_eq!(g_ours.into_data(), g_theirs.into_data());
-        let inner = swap_middle(x.clone().inner()).unwrap_or_else(|_| panic!("declined Flex"));
-        assert_eq!(
-            inner.into_data(),
-            x.clone().inner().swap_dims(1, 2).into_data()
-        );
+        for axes in [[2, 0, 1, 3], [2, 0, 3, 1], [1, 2, 0, 3], [3, 2, 1, 0]] {
+            for strided in [false, true] {
+                let x = Tensor::<Train, 4>::random([2, 3, 4, 5], Distribution::Default, &device)
+                    .require_grad();
+                // Each side builds its own graph: a backward frees the nodes it walks.
+                let make = || {
+                    if strided {
+                        x.clone().swap_dims(0, 3)
+                    } else {
+                        x.clone()
+                    }
+                };
+                let xin = make();
+                let ours = permute(make(), axes).unwrap_or_else(|_| panic!("declined"));
+                let theirs = make().permute(axes);
+                assert_eq!(ours.dims(), theirs.dims());
+                let w = Tensor::<Train, 4>::random(ours.dims(), Distribution::Default, &device);
+                assert_eq!(ours.to_data(), theirs.to_data(), "{axes:?} {strided}");
+                let g_ours = x.grad(&(ours * w.clone()).sum().backward()).unwrap();
+                let g_theirs = x.grad(&(theirs * w).sum().backward()).unwrap();
+                assert_eq!(
+                    g_ours.into_data(),
+                    g_theirs.into_data(),
+                    "{axes:?} {strided}"
+                );
+                let inner =
+                    permute(xin.clone().inner(), axes).unwrap_or_else(|_| panic!("declined"));
+                assert_eq!(inner.into_data(), xin.inner().permute(axes).into_data());
+            }
+        }
         let nd = Tensor::<burn::backend::NdArray, 4>::zeros([1, 2, 3, 4], &Default::default());
-        assert!(swap_middle(nd).is_err());
+        assert!(permute(nd, [0, 2, 1, 3]).is_err());
     }
 }

@@ -27,10 +27,14 @@ use burn::tensor::activation::{quiet_softmax, softmax};
 /// in f32 either way (min_float = -1e4), and the gradient passes through the addition
 /// unchanged. The two differ only for a row whose every key is masked (an all-padding
 /// sequence), whose pooled embedding is zero in both cases.
+///
+/// The bias is stored per (sequence, query, key), contiguous, and the scores are laid out
+/// head-major (`[h, n, L, L]`), so adding it is one row `[n L L]` shared by every head:
+/// the broadcast that burn-flex runs as a vectorised loop (its generic strided broadcast,
+/// for the bias of shape `[n, 1, 1, L]`, was ~5 % of a tiny step).
 pub struct RowMasks<B: Backend> {
-    /// `min_float` at masked (sequence, query, key) positions, else 0: `[n, 1, 1, L]`
-    /// (padding only) or `[n, 1, L, L]` (padding and causal).
-    bias: Tensor<B, 4>,
+    /// `min_float` at masked (sequence, query, key) positions, else 0: `[1, n L L]`.
+    bias: Tensor<B, 2>,
 }
 
 impl<B: Backend> RowMasks<B> {
@@ -38,15 +42,15 @@ impl<B: Backend> RowMasks<B> {
     /// (true = masked), with `min_float` the encoder's masked-score value.
     pub fn new(pad: Tensor<B, 2, Bool>, attn: Option<Tensor<B, 3, Bool>>, min_float: f64) -> Self {
         let [n, l] = pad.dims();
-        let pad = pad.float().mul_scalar(min_float).reshape([n, 1, 1, l]);
-        let bias = match attn {
-            Some(a) => {
-                let [n, l1, l2] = a.dims();
-                pad + a.float().mul_scalar(min_float).reshape([n, 1, l1, l2])
-            }
-            None => pad,
+        let pad = pad.float().mul_scalar(min_float).reshape([n, 1, l]);
+        // Materialised over queries (a broadcast add onto zeros), once per forward.
+        let full = match attn {
+            Some(a) => a.float().mul_scalar(min_float) + pad,
+            None => Tensor::zeros([n, l, l], &pad.device()) + pad,
         };
-        Self { bias }
+        Self {
+            bias: full.reshape([1, n * l * l]),
+        }
     }
 
     /// [`Self::new`] with the masked-score value of `encoder`'s attention layers.
@@ -146,32 +150,36 @@ fn attention_rows<B: Backend>(
 ) -> Tensor<B, 2> {
     let mha = &layer.mha;
     let (h, dk) = (mha.n_heads, mha.d_k);
-    // [n L, d] -> [n, h, L, d_k]
-    let heads =
-        |lin: &Linear<B>, x: Tensor<B, 2>| swap_middle(lin.forward(x).reshape([n, l, h, dk]));
-    let q = heads(&mha.query, x.clone());
-    let k = heads(&mha.key, x.clone());
-    let v = heads(&mha.value, x);
-    let scores = q.matmul(k.transpose()).div_scalar((dk as f32).sqrt());
-    let scores = mha.dropout.forward(scores) + masks.bias.clone();
+    // Head-major layout (see [`RowMasks`]): [n L, d] -> [n, L, h, d_k] -> `axes`.
+    let heads = |lin: &Linear<B>, x: Tensor<B, 2>, axes| {
+        permute(lin.forward(x).reshape([n, l, h, dk]), axes)
+    };
+    let q = heads(&mha.query, x.clone(), [2, 0, 1, 3]); // [h, n, L, d_k]
+    // K^T is materialised directly, so its gradient arrives contiguous.
+    let k_t = heads(&mha.key, x.clone(), [2, 0, 3, 1]); // [h, n, d_k, L]
+    let v = heads(&mha.value, x, [2, 0, 1, 3]); // [h, n, L, d_k]
+    let scores = q.matmul(k_t).div_scalar((dk as f32).sqrt()); // [h, n, L, L]
+    let scores = mha.dropout.forward(scores).reshape([h, n * l * l]) + masks.bias.clone();
+    let scores = scores.reshape([h, n, l, l]);
     let weights = if mha.quiet_softmax {
         quiet_softmax(scores, 3)
     } else {
         softmax(scores, 3)
     };
-    let context = swap_middle(weights.matmul(v)).reshape([n * l, h * dk]);
+    // [h, n, L, d_k] -> [n, L, h, d_k] -> [n L, d]
+    let context = permute(weights.matmul(v), [1, 2, 0, 3]).reshape([n * l, h * dk]);
     mha.output.forward(context)
 }
 
-/// `[a, b, c, e] -> [a, c, b, e]`: `swap_dims(1, 2)`, materialised by row copies on
-/// burn-flex ([`crate::flex_ops::swap_middle`]), a strided view elsewhere.
-fn swap_middle<B: Backend>(x: Tensor<B, 4>) -> Tensor<B, 4> {
+/// `x.permute(axes)`, materialised by row copies on burn-flex
+/// ([`crate::flex_ops::permute`]), a strided view elsewhere.
+fn permute<B: Backend>(x: Tensor<B, 4>, axes: [usize; 4]) -> Tensor<B, 4> {
     #[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
-    let x = match crate::flex_ops::swap_middle(x) {
+    let x = match crate::flex_ops::permute(x, axes) {
         Ok(y) => return y,
         Err(x) => x,
     };
-    x.swap_dims(1, 2)
+    x.permute(axes)
 }
 
 #[cfg(test)]
@@ -258,7 +266,7 @@ mod tests {
     /// the point of the rows layout is a cheaper backward, so it must be the same backward.
     ///
     /// On burn-flex when it is built, where the rows path runs the custom GELU and
-    /// head-split ops of [`crate::flex_ops`] and burn's encoder its own ops.
+    /// permute ops of [`crate::flex_ops`] and burn's encoder its own ops.
     #[test]
     fn rows_gradients_match_burns_encoder() {
         #[cfg(feature = "flex")]
