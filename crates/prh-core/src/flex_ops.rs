@@ -145,20 +145,37 @@ fn permute_host(x: &FlexTensor, axes: [usize; 4]) -> FlexTensor {
     let st = axes.map(|a| strides[a]);
     let src = x.storage::<f32>();
     let base = layout.start_offset() as isize;
-    let mut dst = Vec::with_capacity(out_dims.iter().product());
-    for i0 in 0..out_dims[0] as isize {
+    let mut dst = vec![0.0f32; out_dims.iter().product()];
+    // One output block per index of the first output axis.
+    let block_len = out_dims[1] * out_dims[2] * out_dims[3];
+    let block = |i0: usize, out: &mut [f32]| {
+        let mut rows = out.chunks_exact_mut(out_dims[3].max(1));
         for i1 in 0..out_dims[1] as isize {
             for i2 in 0..out_dims[2] as isize {
-                let row = base + i0 * st[0] + i1 * st[1] + i2 * st[2];
+                let row = base + i0 as isize * st[0] + i1 * st[1] + i2 * st[2];
+                let Some(out) = rows.next() else { return };
                 if st[3] == 1 {
                     let row = row as usize;
-                    dst.extend_from_slice(&src[row..row + out_dims[3]]);
+                    out.copy_from_slice(&src[row..row + out.len()]);
                 } else {
-                    dst.extend(
-                        (0..out_dims[3] as isize).map(|i3| src[(row + i3 * st[3]) as usize]),
-                    );
+                    for (i3, o) in out.iter_mut().enumerate() {
+                        *o = src[(row + i3 as isize * st[3]) as usize];
+                    }
                 }
             }
+        }
+    };
+    if block_len > 0 {
+        #[cfg(feature = "cpu-fast")]
+        {
+            use rayon::prelude::*;
+            dst.par_chunks_mut(block_len)
+                .enumerate()
+                .for_each(|(i0, out)| block(i0, out));
+        }
+        #[cfg(not(feature = "cpu-fast"))]
+        for (i0, out) in dst.chunks_mut(block_len).enumerate() {
+            block(i0, out);
         }
     }
     from_vec(dst, Shape::new(out_dims))

@@ -30,7 +30,7 @@ pub fn gelu<B: Backend, const D: usize>(x: Tensor<B, D>) -> Tensor<B, D> {
 /// # Shapes
 /// `x`, `y` both `[n]` (`y` may be longer; the rest is left alone).
 pub fn gelu_forward(x: &[f32], y: &mut [f32]) {
-    dispatch(Kernel::Forward { x, y });
+    chunked(x, y, |x, y| dispatch(Kernel::Forward { x, y }));
 }
 
 /// `g_i <- g_i (Φ(x_i) + x_i φ(x_i))`: the incoming gradient times GELU'(x), in place.
@@ -38,7 +38,24 @@ pub fn gelu_forward(x: &[f32], y: &mut [f32]) {
 /// # Shapes
 /// `x`, `g` both `[n]`.
 pub fn gelu_backward(x: &[f32], g: &mut [f32]) {
-    dispatch(Kernel::Backward { x, g });
+    chunked(x, g, |x, g| dispatch(Kernel::Backward { x, g }));
+}
+
+/// `f` on matching chunks of `x` and `out`: on every core with `cpu-fast` (rayon), for
+/// inputs large enough to pay for it; else once on the whole slices.
+fn chunked(x: &[f32], out: &mut [f32], f: impl Fn(&[f32], &mut [f32]) + Sync) {
+    #[cfg(feature = "cpu-fast")]
+    {
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 14;
+        if x.len() > 2 * CHUNK {
+            x.par_chunks(CHUNK)
+                .zip(out.par_chunks_mut(CHUNK))
+                .for_each(|(x, o)| f(x, o));
+            return;
+        }
+    }
+    f(x, out)
 }
 
 fn dispatch(kernel: Kernel<'_>) {
@@ -95,9 +112,16 @@ fn normal_cdf_pdf(x: f32) -> (f32, f32) {
     // exp(−x²/2) loses ~x² ulps if x²/2 is rounded before the exp (1e-6 relative at
     // x = −5), so x² goes in as an exact head plus a small tail: x = xh + xl with xh's
     // low 12 mantissa bits cleared, xh² exact in f32.
+    // Beyond |x| = 14, φ(x) < 1e-43 and Φ(x) is 0 or 1 in f32: clamping keeps infinities
+    // out of the arithmetic (an infinite x then gives what libm's erf gives), and the
+    // Gaussian is set to exactly 0 where it underflows, so that x φ(x) is 0 for any
+    // finite x, however large.
+    let x = x.clamp(-14.0, 14.0);
     let xh = f32::from_bits(x.to_bits() & 0xFFFF_F000);
     let xl = x - xh;
-    let gauss = exp_split(-0.5 * (xh * xh), -0.5 * (xl * (xh + x)));
+    let hi = -0.5 * (xh * xh);
+    let gauss = exp_split(hi, -0.5 * (xl * (xh + x)));
+    let gauss = if hi < -87.0 { 0.0 } else { gauss };
     let t = 1.0 / (1.0 + 0.5 * core::f32::consts::FRAC_1_SQRT_2 * x.abs());
     let p = -1.265_512_2
         + t * (1.000_023_7
@@ -212,6 +236,25 @@ mod tests {
         }
     }
 
+    /// Large inputs (split into chunks, on every core with `cpu-fast`) give exactly the
+    /// per-element results.
+    #[test]
+    fn chunked_inputs_match_single_elements() {
+        let xs: Vec<f32> = (0..100_003)
+            .map(|i| (i as f32 * 0.37).sin() * 6.0)
+            .collect();
+        let mut y = vec![0.0; xs.len()];
+        let mut g = vec![1.5; xs.len()];
+        gelu_forward(&xs, &mut y);
+        gelu_backward(&xs, &mut g);
+        for (i, &x) in xs.iter().enumerate().step_by(997) {
+            let (mut y1, mut g1) = ([0.0], [1.5]);
+            gelu_forward(&[x], &mut y1);
+            gelu_backward(&[x], &mut g1);
+            assert_eq!((y[i], g[i]), (y1[0], g1[0]), "element {i}");
+        }
+    }
+
     #[test]
     fn limits_are_the_identity_and_zero() {
         let xs = [-200.0f32, -30.0, 0.0, 30.0, 200.0];
@@ -219,13 +262,21 @@ mod tests {
         let mut s = [1.0; 5];
         gelu_forward(&xs, &mut y);
         gelu_backward(&xs, &mut s);
-        assert!(y[0].abs() < 1e-30 && y[1].abs() < 1e-30, "{y:?}");
+        assert!(y[0] == 0.0 && y[1] == 0.0, "{y:?}");
         assert_eq!((y[2], s[2]), (0.0, 0.5));
         assert_eq!((y[3], y[4]), (30.0, 200.0));
         assert_eq!((s[3], s[4]), (1.0, 1.0));
         let mut nan = [0.0];
         gelu_forward(&[f32::NAN], &mut nan);
         assert!(nan[0].is_nan());
+        // As 0.5 x (1 + erf(x/√2)) with libm: +inf -> +inf, -inf -> -inf * 0 = NaN.
+        let mut inf = [0.0; 2];
+        gelu_forward(&[f32::INFINITY, f32::NEG_INFINITY], &mut inf);
+        assert!(inf[0] == f32::INFINITY && inf[1].is_nan(), "{inf:?}");
+        // The slope stays 1 for huge finite x (x φ(x) is exactly 0, not x * 1e-38).
+        let mut s = [1.0; 2];
+        gelu_backward(&[3e38, -3e38], &mut s);
+        assert_eq!(s, [1.0, 0.0]);
     }
 
     /// The tensor function on burn-flex's training backend: values against burn's
