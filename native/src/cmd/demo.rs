@@ -14,7 +14,7 @@
 
 use super::train_scene::run_in_folder;
 use anyhow::{Context, Result, bail};
-use prh_core::demo::{CpuBackend, DemoConfig, KindResults, KindTheory, evaluate, kind_theory};
+use prh_core::demo::{DemoConfig, KindResults, KindTheory, evaluate, kind_theory};
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
@@ -22,6 +22,15 @@ use prh_core::scene_run::SceneModel;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The demo's training backend: the CPU one (the default build); in a build without it,
+/// CUDA or else wgpu (default device).
+#[cfg(feature = "cpu")]
+type DemoBackend = prh_core::demo::CpuBackend;
+#[cfg(all(not(feature = "cpu"), feature = "cuda"))]
+type DemoBackend = prh_core::backend::CudaTrain;
+#[cfg(all(not(feature = "cpu"), not(feature = "cuda"), feature = "wgpu"))]
+type DemoBackend = prh_core::backend::WgpuTrain;
 
 /// Good vs bad views on a two-modality scene world: predicted vs learned.
 #[derive(clap::Args, Debug)]
@@ -191,7 +200,7 @@ pub fn run(args: Args) -> Result<()> {
             fresh_run_folder(&dir)?;
             let run_cfg = cfg.run_config(m, t.kind);
             let tag = format!("{k} {name}");
-            run_in_folder::<CpuBackend>(&run_cfg, &dir, None, false, &device, Some(&tag))
+            run_in_folder::<DemoBackend>(&run_cfg, &dir, None, false, &device, Some(&tag))
                 .map(|out| out.model)
                 .with_context(|| format!("training the {k}-view {name} encoder"))
         };

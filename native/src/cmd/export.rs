@@ -6,11 +6,16 @@
 //! wrote runs/good-en/export/model.prh.safetensors (1.4 MB, format prh-text-encoder v1, step 2000)
 //! ```
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
+#[cfg(feature = "cpu")]
+use anyhow::{Context, bail};
+#[cfg(feature = "cpu")]
 use prh_core::bundle::{BUNDLE_FORMAT, BUNDLE_VERSION, read_bundle, write_bundle};
+#[cfg(feature = "cpu")]
 use prh_core::checkpoint::write_atomic;
 use std::path::PathBuf;
 
+#[cfg(feature = "cpu")]
 use super::train::{load_model, load_run};
 
 /// Export a trained encoder as a web-loadable bundle.
