@@ -64,11 +64,11 @@ fn on_flex<B: Backend, const D: usize, const E: usize>(
 fn contiguous(x: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match x.as_slice::<f32>() {
         Some(s) => std::borrow::Cow::Borrowed(s),
-        None => std::borrow::Cow::Owned(
-            x.to_contiguous()
-                .as_slice::<f32>()
-                .map_or_else(Vec::new, <[f32]>::to_vec),
-        ),
+        None => {
+            let n = x.layout().num_elements();
+            // `to_contiguous` writes a fresh buffer starting at offset 0.
+            std::borrow::Cow::Owned(x.to_contiguous().storage::<f32>()[..n].to_vec())
+        }
     }
 }
 
@@ -101,9 +101,17 @@ fn gelu_train<const D: usize>(x: Tensor<Train, D>) -> Tensor<Train, D> {
             let x = ops.state;
             unary::<Flex, _>(ops.parents, ops.node, grads, |grad| {
                 let xs = contiguous(&x);
-                let mut g = contiguous(&grad).into_owned();
-                crate::gelu::gelu_backward(&xs, &mut g);
-                from_vec(g, x.layout().shape().clone())
+                // Scaled in place when the gradient is a contiguous buffer from offset 0
+                // (the usual case; `storage_mut` copies it first if it is shared).
+                let mut g = match grad.layout().contiguous_offsets() {
+                    Some((0, _)) => grad,
+                    _ => from_vec(
+                        contiguous(&grad).into_owned(),
+                        grad.layout().shape().clone(),
+                    ),
+                };
+                crate::gelu::gelu_backward(&xs, &mut g.storage_mut::<f32>()[..xs.len()]);
+                g
             });
         }
     }

@@ -255,6 +255,28 @@ mod tests {
         }
     }
 
+    /// A strided incoming gradient (the backward of a transpose after the GELU) takes the
+    /// copying branch of the backward; the result equals burn-flex's own GELU gradient.
+    #[cfg(feature = "flex")]
+    #[test]
+    fn tensor_gelu_on_flex_with_a_strided_gradient() {
+        use burn::backend::{Autodiff, Flex};
+        use burn::tensor::Distribution;
+        type B = Autodiff<Flex>;
+        let device = Default::default();
+        let x = Tensor::<B, 2>::random([37, 23], Distribution::Normal(0.0, 2.0), &device)
+            .require_grad();
+        let w = Tensor::<B, 2>::random([23, 37], Distribution::Normal(0.0, 1.0), &device);
+        let g_ours = (gelu(x.clone()).transpose() * w.clone()).sum().backward();
+        let g_burn = (activation::gelu(x.clone()).transpose() * w)
+            .sum()
+            .backward();
+        let (a, b) = (x.grad(&g_ours).unwrap(), x.grad(&g_burn).unwrap());
+        let diff = (a.clone() - b).abs().max().into_scalar();
+        assert!(diff < 2e-6, "max difference {diff}");
+        assert!(a.abs().max().into_scalar() > 0.1);
+    }
+
     #[test]
     fn limits_are_the_identity_and_zero() {
         let xs = [-200.0f32, -30.0, 0.0, 30.0, 200.0];
