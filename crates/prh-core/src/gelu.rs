@@ -123,14 +123,21 @@ fn normal_cdf_pdf(x: f32) -> (f32, f32) {
     let gauss = exp_split(hi, -0.5 * (xl * (xh + x)));
     let gauss = if hi < -87.0 { 0.0 } else { gauss };
     let t = 1.0 / (1.0 + 0.5 * core::f32::consts::FRAC_1_SQRT_2 * x.abs());
-    let p = -1.265_512_2
-        + t * (1.000_023_7
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_204
-                                + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let p = horner(
+        t,
+        [
+            -1.265_512_2,
+            1.000_023_7,
+            0.374_091_96,
+            0.096_784_18,
+            -0.186_288_06,
+            0.278_868_07,
+            -1.135_204,
+            1.488_515_9,
+            -0.822_152_23,
+            0.170_872_77,
+        ],
+    );
     // erfc(|z|) with z = −x/√2; Φ(x) = erfc(z)/2, and erfc(z) = 2 − erfc(|z|) for z < 0.
     let erfc_abs = t * gauss * exp_split(p, 0.0);
     let erfc = if x <= 0.0 { erfc_abs } else { 2.0 - erfc_abs };
@@ -154,14 +161,31 @@ fn exp_split(hi: f32, lo: f32) -> f32 {
     let k = hi * core::f32::consts::LOG2_E + ROUND;
     let n = k - ROUND;
     let r = ((hi - n * LN2_HI) + lo) - n * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0
-                    + r * (1.0 / 24.0
-                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    const TAYLOR: [f32; 8] = [
+        1.0,
+        1.0,
+        0.5,
+        1.0 / 6.0,
+        1.0 / 24.0,
+        1.0 / 120.0,
+        1.0 / 720.0,
+        1.0 / 5040.0,
+    ];
+    let p = horner(r, TAYLOR);
     let n_int = k.to_bits() as i32 - ROUND.to_bits() as i32;
     p * f32::from_bits(((n_int + 127) << 23) as u32)
+}
+
+/// `c[0] + t (c[1] + t (c[2] + ...))` by fused multiply-adds. The kernel's AVX2 and
+/// AVX-512 builds have FMA instructions (one instruction, one rounding per step); the
+/// baseline build (CPUs without AVX2) calls libm's `fmaf` instead: correct, slower.
+#[inline(always)]
+fn horner<const N: usize>(t: f32, c: [f32; N]) -> f32 {
+    let mut acc = c[N - 1];
+    for &ci in c[..N - 1].iter().rev() {
+        acc = acc.mul_add(t, ci);
+    }
+    acc
 }
 
 #[cfg(test)]
