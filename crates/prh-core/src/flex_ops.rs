@@ -8,6 +8,7 @@
 //! the tensor moved through `dyn Any`, so no `unsafe` is involved.
 //!
 //! - [`gelu`]: GELU forward and backward in one vectorised pass each ([`crate::gelu`]).
+//! - [`adamw_step`]: AdamW's update in one fused pass per parameter ([`crate::adamw`]).
 //! - [`permute`]: a 4-D permutation materialised (attention's head split and merge), read
 //!   through the input's strides with row copies where the last axis stays. burn-flex's
 //!   strided copy (the backward of `reshape(swap_dims(..))`) walks element by element
@@ -21,6 +22,9 @@ use burn_autodiff::checkpoint::{base::Checkpointer, strategy::NoCheckpointing};
 use burn_autodiff::grads::Gradients;
 use burn_autodiff::ops::{Backward, Ops, OpsKind, unary};
 use burn_flex::FlexTensor;
+
+use crate::adamw::Hyper;
+use burn::optim::AdamWState;
 
 type Train = Autodiff<Flex>;
 
@@ -216,6 +220,75 @@ fn permute_train(x: Tensor<Train, 4>, axes: [usize; 4]) -> Tensor<Train, 4> {
         OpsKind::UnTracked(prep) => prep.finish(permute_host(&x.primitive, axes)),
     };
     Tensor::from_primitive(TensorPrimitive::Float(y))
+}
+
+/// `x` as a buffer contiguous from offset 0 (the same tensor when it already is one).
+fn owned_contiguous(x: FlexTensor) -> FlexTensor {
+    match x.layout().contiguous_offsets() {
+        Some((0, _)) => x,
+        _ => from_vec(contiguous(&x).into_owned(), x.layout().shape().clone()),
+    }
+}
+
+/// A step's inputs handed back when `B` is not burn-flex.
+type AdamWInputs<B, const D: usize> = (Tensor<B, D>, Tensor<B, D>, Option<AdamWState<B, D>>);
+
+/// One AdamW step of a burn-flex parameter in one fused pass ([`crate::adamw`], whose
+/// `SimpleOptimizer::step` calls this); `Err` hands the inputs back on other backends.
+///
+/// # Shapes
+/// `tensor`, `grad` and the state's moments all of one shape -> the same shape.
+pub fn adamw_step<B: Backend, const D: usize>(
+    hyper: &Hyper,
+    lr: f64,
+    tensor: Tensor<B, D>,
+    grad: Tensor<B, D>,
+    state: Option<AdamWState<B, D>>,
+) -> Result<(Tensor<B, D>, AdamWState<B, D>), AdamWInputs<B, D>> {
+    if TypeId::of::<B>() != TypeId::of::<Flex>() {
+        return Err((tensor, grad, state));
+    }
+    let flex = |t: Tensor<B, D>| -> FlexTensor {
+        cast::<Tensor<B, D>, Tensor<Flex, D>>(t)
+            .unwrap_or_else(|_| unreachable!("B is Flex"))
+            .into_primitive()
+            .tensor()
+    };
+    let back = |t: FlexTensor| -> Tensor<B, D> {
+        cast(Tensor::<Flex, D>::from_primitive(TensorPrimitive::Float(t)))
+            .unwrap_or_else(|_| unreachable!("B is Flex"))
+    };
+    let shape = tensor.shape();
+    let n = shape.num_elements();
+    let (time, first, m, v) = match state {
+        Some(s) => (
+            s.momentum.time + 1,
+            false,
+            flex(s.momentum.moment_1),
+            flex(s.momentum.moment_2),
+        ),
+        None => {
+            let zeros = || from_vec(vec![0.0; n], shape.clone());
+            (1, true, zeros(), zeros())
+        }
+    };
+    let g = flex(grad);
+    let (mut p, mut m, mut v) = (
+        owned_contiguous(flex(tensor)),
+        owned_contiguous(m),
+        owned_contiguous(v),
+    );
+    crate::adamw::fused_update(
+        hyper,
+        lr,
+        time,
+        first,
+        &mut p.storage_mut::<f32>()[..n],
+        &contiguous(&g),
+        &mut m.storage_mut::<f32>()[..n],
+        &mut v.storage_mut::<f32>()[..n],
+    );
+    Ok((back(p), crate::adamw::state(time, back(m), back(v))))
 }
 
 #[cfg(test)]

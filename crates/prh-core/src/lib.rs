@@ -16,6 +16,7 @@
 //!   [`experiment_vision`], [`wordnet`], [`scaling_law`]
 //! - shared: [`error`], [`linalg`]
 
+pub mod adamw;
 pub mod assignment;
 pub mod backend;
 pub mod bundle;

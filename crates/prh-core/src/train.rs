@@ -38,7 +38,7 @@
 //! is a function of the step.
 
 use burn::module::{AutodiffModule, ModuleVisitor, Param};
-use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
+use burn::optim::{GradientsParams, Optimizer};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 
@@ -362,12 +362,12 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B>>(
     let device = &devices[0];
     B::seed(device, derive_seed(run.seed, Stream::Init, 0));
     let mut model = task.init_model(device)?;
-    let mut opt = AdamWConfig::new()
-        .with_beta_1(optim.beta1 as f32)
-        .with_beta_2(optim.beta2 as f32)
-        .with_epsilon(1e-8)
-        .with_weight_decay(optim.weight_decay as f32)
-        .init::<B, T::Model>();
+    let mut opt = crate::adamw::init::<B, T::Model>(crate::adamw::Hyper {
+        beta_1: optim.beta1 as f32,
+        beta_2: optim.beta2 as f32,
+        epsilon: 1e-8,
+        weight_decay: optim.weight_decay as f32,
+    });
     let (mut start, mut best) = (0, None);
     if let Some(ck) = resume {
         model = module_from_bytes::<B, _>(model, &ck.model, device)?;
@@ -384,7 +384,7 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B>>(
     let mut last_loss = f64::NAN;
     let (mut t_mark, mut items_since) = (sink.now(), 0usize);
     let save = |model: &T::Model, opt: &_, step: usize, best: Option<f64>| -> Result<Checkpoint> {
-        let opt: &burn::optim::adaptor::OptimizerAdaptor<burn::optim::AdamW, T::Model, B> = opt;
+        let opt: &burn::optim::adaptor::OptimizerAdaptor<crate::adamw::AdamW, T::Model, B> = opt;
         let m = module_to_bytes::<B, _>(model)?;
         let o = record_to_bytes::<B, _>(opt.to_record())?;
         Ok(Checkpoint::new(
