@@ -15,7 +15,7 @@
 
 use burn::module::AutodiffModule;
 use burn::optim::adaptor::OptimizerAdaptor;
-use burn::optim::{AdamWConfig, AdamWState, AdaptiveMomentumState, LearningRate, SimpleOptimizer};
+use burn::optim::{AdamWConfig, AdamWState, LearningRate, SimpleOptimizer};
 #[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
 use burn::tensor::DType;
 use burn::tensor::Tensor;
@@ -55,6 +55,11 @@ impl AdamW {
     pub fn new(hyper: Hyper) -> Self {
         let burn = hyper.burn_config().build();
         Self { burn, hyper }
+    }
+
+    /// Its hyper-parameters.
+    pub fn hyper(&self) -> Hyper {
+        self.hyper
     }
 }
 
@@ -100,6 +105,7 @@ impl<B: Backend> SimpleOptimizer<B> for AdamW {
 ///
 /// # Shapes
 /// `p`, `g`, `m`, `v` all `[n]`.
+#[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn fused_update(
     hyper: &Hyper,
@@ -152,13 +158,14 @@ pub(crate) fn fused_update(
 }
 
 /// burn's state for the fused step's result.
+#[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
 pub(crate) fn state<B: Backend, const D: usize>(
     time: usize,
     moment_1: Tensor<B, D>,
     moment_2: Tensor<B, D>,
 ) -> AdamWState<B, D> {
     AdamWState {
-        momentum: AdaptiveMomentumState {
+        momentum: burn::optim::AdaptiveMomentumState {
             time,
             moment_1,
             moment_2,
