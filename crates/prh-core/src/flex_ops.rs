@@ -107,13 +107,7 @@ fn gelu_train<const D: usize>(x: Tensor<Train, D>) -> Tensor<Train, D> {
                 let xs = contiguous(&x);
                 // Scaled in place when the gradient is a contiguous buffer from offset 0
                 // (the usual case; `storage_mut` copies it first if it is shared).
-                let mut g = match grad.layout().contiguous_offsets() {
-                    Some((0, _)) => grad,
-                    _ => from_vec(
-                        contiguous(&grad).into_owned(),
-                        grad.layout().shape().clone(),
-                    ),
-                };
+                let mut g = owned_contiguous(grad);
                 crate::gelu::gelu_backward(&xs, &mut g.storage_mut::<f32>()[..xs.len()]);
                 g
             });
