@@ -174,7 +174,7 @@ impl<B: Backend> TextEncoder<B> {
             .causal
             .then(|| generate_autoregressive_mask::<B>(n, l, &device));
         let masks = RowMasks::for_encoder(&self.blocks, pad, causal);
-        let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), n, l, &masks);
+        let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), &masks);
         (self.norm.forward(rows), n, l)
     }
 

@@ -35,6 +35,10 @@ use burn::tensor::activation::{quiet_softmax, softmax};
 pub struct RowMasks<B: Backend> {
     /// `min_float` at masked (sequence, query, key) positions, else 0: `[1, n L L]`.
     bias: Tensor<B, 2>,
+    /// Sequences n of the forward pass (the rows are `n L` tokens).
+    n: usize,
+    /// Tokens L per sequence.
+    l: usize,
 }
 
 impl<B: Backend> RowMasks<B> {
@@ -50,6 +54,8 @@ impl<B: Backend> RowMasks<B> {
         };
         Self {
             bias: full.reshape([1, n * l * l]),
+            n,
+            l,
         }
     }
 
@@ -67,17 +73,15 @@ impl<B: Backend> RowMasks<B> {
 /// `TransformerEncoder::forward` on rows: `x_{k+1} = layer_k(x_k)` for every layer.
 ///
 /// # Shapes
-/// `x` `[n L, d]` (sequence-major rows: row `i L + t` is token `t` of sequence `i`) ->
-/// `[n L, d]`.
+/// `x` `[n L, d]` with n and L those of `masks` (sequence-major rows: row `i L + t` is
+/// token `t` of sequence `i`) -> `[n L, d]`.
 pub fn encoder_rows<B: Backend>(
     encoder: &TransformerEncoder<B>,
     mut x: Tensor<B, 2>,
-    n: usize,
-    l: usize,
     masks: &RowMasks<B>,
 ) -> Tensor<B, 2> {
     for layer in &encoder.layers {
-        x = layer_rows(layer, x, n, l, masks);
+        x = layer_rows(layer, x, masks);
     }
     x
 }
@@ -87,12 +91,10 @@ pub fn encoder_rows<B: Backend>(
 /// `LN_1(x + MHA(x))`, then `LN_2(x + FFN(x))`. Dropout on both residual branches.
 ///
 /// # Shapes
-/// `x` `[n L, d]` -> `[n L, d]`.
+/// `x` `[n L, d]` (n, L of `masks`) -> `[n L, d]`.
 pub fn layer_rows<B: Backend>(
     layer: &TransformerEncoderLayer<B>,
     x: Tensor<B, 2>,
-    n: usize,
-    l: usize,
     masks: &RowMasks<B>,
 ) -> Tensor<B, 2> {
     let branch = if layer.norm_first {
@@ -100,9 +102,7 @@ pub fn layer_rows<B: Backend>(
     } else {
         x.clone()
     };
-    let mut x = x + layer
-        .dropout
-        .forward(attention_rows(layer, branch, n, l, masks));
+    let mut x = x + layer.dropout.forward(attention_rows(layer, branch, masks));
     let branch = if layer.norm_first {
         layer.norm_1.forward(x.clone())
     } else {
@@ -140,14 +140,13 @@ fn feed_forward_rows<B: Backend>(ff: &PositionWiseFeedForward<B>, x: Tensor<B, 2
 /// burn does.
 ///
 /// # Shapes
-/// `x` `[n L, d]` -> `[n L, d]`.
+/// `x` `[n L, d]` (n, L of `masks`) -> `[n L, d]`.
 fn attention_rows<B: Backend>(
     layer: &TransformerEncoderLayer<B>,
     x: Tensor<B, 2>,
-    n: usize,
-    l: usize,
     masks: &RowMasks<B>,
 ) -> Tensor<B, 2> {
+    let (n, l) = (masks.n, masks.l);
     let mha = &layer.mha;
     let (h, dk) = (mha.n_heads, mha.d_k);
     // Head-major layout (see [`RowMasks`]): [n L, d] -> [n, L, h, d_k] -> `axes`.
@@ -229,7 +228,7 @@ mod tests {
         }
         let want = enc.forward(input);
         let masks = RowMasks::for_encoder(enc, pad, mask_attn);
-        let got = encoder_rows(enc, x.reshape([N * L, D]), N, L, &masks).reshape([N, L, D]);
+        let got = encoder_rows(enc, x.reshape([N * L, D]), &masks).reshape([N, L, D]);
         (want, got)
     }
 
