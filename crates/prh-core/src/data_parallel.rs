@@ -21,8 +21,15 @@
 //!    each replica's gradients to the main device, `GradientsAccumulator` sums them.
 //!
 //! The caller then clips and steps the main model once; the next step forks again.
-//! Replicas run one after the other from this thread (GPU kernels queue asynchronously
-//! per device; no host threads, so the code also runs in the browser build).
+//!
+//! Stages 3 and 5 run the replicas concurrently, one host thread each ([`on_replicas`]):
+//! on the CPU backend that puts `W` cores to work on `W` shards (each replica's ops,
+//! element-wise and bookkeeping included, on its own core, rather than one op at a time
+//! split across cores); on GPUs each thread feeds its own device's queue. burn's autodiff
+//! keeps one graph per replica, each behind its own lock, so the threads do not contend.
+//! The combination (stage 4) and the reduction (stage 6) stay on the calling thread and in
+//! replica order, so a run is repeatable bit for bit. The browser build has no threads
+//! and runs the replicas one after the other.
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{GradientsAccumulator, GradientsParams};
@@ -135,7 +142,7 @@ pub fn check_split(w: usize, batch: usize) -> Result<()> {
 ///
 /// # Shapes
 /// `devices`: `W >= 1` devices (repeated entries put several replicas on one device).
-pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B>>(
+pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     task: &mut T,
     model: &T::Model,
     step: usize,
@@ -145,31 +152,43 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B>>(
     let Some(main) = devices.first() else {
         return Err(Error::invalid("data-parallel step: no devices"));
     };
+    task.prepare_step(step)?;
+    let task: &T = task;
     // 1. Replicas, each with its own graph. burn initialises parameters lazily, and a
     // clone of a lazy parameter draws its own values on first use: materialise the model
     // first (in visiting order, which for prh's encoders is the order in which the
     // single-device forward first touches them, so a fresh run draws the same weights),
     // so that every replica forks the same weights.
     model.visit(&mut Materialise);
-    let replicas: Vec<T::Model> = devices.iter().map(|d| model.clone().fork(d)).collect();
-    // 2-3. Shards and forward.
-    let mut outs = Vec::with_capacity(w);
-    for (k, (r, d)) in replicas.iter().zip(devices).enumerate() {
-        outs.push(task.shard_step(r, step, Shard { index: k, count: w }, d)?);
+    let forks: Vec<(T::Model, &B::Device)> =
+        devices.iter().map(|d| (model.clone().fork(d), d)).collect();
+    // 2-3. Shards and forward, one thread per replica (each owns its replica there).
+    // 4a. Each shard's batch statistics, on its thread.
+    let forwarded = on_replicas(forks, |k, (r, d)| {
+        let out = task
+            .shard_step(&r, step, Shard { index: k, count: w }, d)
+            .and_then(|o| Ok((reduce_shard(o.loss, step, d)?, o.items)));
+        (r, out)
+    });
+    let (mut replicas, mut reduced, mut items) = (Vec::with_capacity(w), Vec::new(), 0);
+    for (r, out) in forwarded {
+        let (red, n) = out?;
+        replicas.push(r);
+        reduced.push(red);
+        items += n;
     }
-    let items = outs.iter().map(|o| o.items).sum();
-    // 4. Batch statistics and each replica's surrogate loss.
-    let losses: Vec<ShardLoss<B>> = outs.into_iter().map(|o| o.loss).collect();
-    let combined = if matches!(losses.first(), Some(ShardLoss::Jepa { .. })) {
-        combine_jepa(losses, step, devices)?
-    } else {
-        combine_mean(losses)?
-    };
+    // 4b. Their combination here: the batch loss and each replica's surrogate loss.
+    let combined = combine(reduced, step, devices)?;
     // 5-6. Backward per replica; gradients moved to the main device and summed.
+    let jobs: Vec<(Tensor<B, 1>, T::Model)> =
+        combined.surrogates.into_iter().zip(replicas).collect();
+    let grads = on_replicas(jobs, |_, (surrogate, replica)| {
+        let g = GradientsParams::from_grads(surrogate.backward(), &replica);
+        (g, replica)
+    });
     let mut acc = GradientsAccumulator::<T::Model>::new();
-    for (surrogate, replica) in combined.surrogates.into_iter().zip(&replicas) {
-        let grads = GradientsParams::from_grads(surrogate.backward(), replica);
-        acc.accumulate::<B>(model, grads.to_device(main, replica));
+    for (g, replica) in grads {
+        acc.accumulate::<B>(model, g.to_device(main, &replica));
     }
     Ok(ParallelStep {
         loss: combined.loss,
@@ -178,6 +197,43 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B>>(
         embedding_std: combined.embedding_std,
         grads: acc.grads(),
     })
+}
+
+/// `[f(0, jobs[0]), f(1, jobs[1]), ...]`, the calls running concurrently: on rayon's pool
+/// with the `cpu-fast` build (whose gemm and element-wise ops also split over that pool,
+/// so nesting them there does not oversubscribe the cores), else on scoped threads, one
+/// per job, the first on the calling thread; in order on the calling thread in the
+/// browser. A panic in a job is resumed on the calling thread.
+pub fn on_replicas<I: Send, O: Send>(jobs: Vec<I>, f: impl Fn(usize, I) -> O + Sync) -> Vec<O> {
+    if jobs.len() <= 1 || cfg!(target_arch = "wasm32") {
+        return jobs.into_iter().enumerate().map(|(k, j)| f(k, j)).collect();
+    }
+    #[cfg(all(feature = "cpu-fast", not(target_arch = "wasm32")))]
+    {
+        use rayon::prelude::*;
+        jobs.into_par_iter()
+            .enumerate()
+            .map(|(k, j)| f(k, j))
+            .collect()
+    }
+    #[cfg(not(all(feature = "cpu-fast", not(target_arch = "wasm32"))))]
+    {
+        let f = &f;
+        std::thread::scope(|scope| {
+            let mut jobs = jobs.into_iter().enumerate();
+            let first = jobs.next();
+            let handles: Vec<_> = jobs.map(|(k, j)| scope.spawn(move || f(k, j))).collect();
+            let mut out = Vec::with_capacity(handles.len() + 1);
+            out.extend(first.map(|(k, j)| f(k, j)));
+            for h in handles {
+                match h.join() {
+                    Ok(o) => out.push(o),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            out
+        })
+    }
 }
 
 /// Initialises every lazy parameter of a module (`Param::val` stores the value).
@@ -211,8 +267,127 @@ fn constant<B: AutodiffBackend, const D: usize>(
     t.clone().detach().to_device(device)
 }
 
-/// The JEPA batch loss from shard pieces, exactly [`crate::train::jepa_loss`] on the
-/// concatenated batch:
+/// One replica's JEPA pieces, reduced on its own thread ([`reduce_shard`]): everything
+/// the batch loss needs from the shard, and its differentiable parts for the surrogate.
+struct JepaShard<B: Backend> {
+    /// Rows `n_k`, views `V`, width `d`, global views.
+    n: usize,
+    v: usize,
+    d: usize,
+    n_global: usize,
+    /// Invariance / SIGReg settings and run seed.
+    loss: LossConfig,
+    seed: u64,
+    /// `sum_{v,i,e} (z - c)^2` over the shard, `[1]` (differentiable).
+    inv_sum: Tensor<B, 1>,
+    /// Per view, the ECF partial sums `(C, S)`, `[slices, knots]` each (differentiable).
+    ecf: Vec<(Tensor<B, 2>, Tensor<B, 2>)>,
+    /// Per-dimension sums of `z` and `z^2` over the shard's `V n_k` rows, `[d]` each
+    /// (detached; the collapse guard's std).
+    col_sum: Tensor<B, 1>,
+    col_sq: Tensor<B, 1>,
+}
+
+/// A shard's loss pieces after its replica's reductions.
+enum Reduced<B: Backend> {
+    Jepa(JepaShard<B>),
+    Mean {
+        name: &'static str,
+        sum: Tensor<B, 1>,
+        count: usize,
+    },
+}
+
+/// The per-shard half of the batch statistics (stage 4), on the replica's device and
+/// thread: for a JEPA shard of `V` views `[n_k, d]`, the invariance sum
+/// `sum_{v,i,e} (z_vie - c_ie)^2` (`c` = mean of the global views), SIGReg's ECF partial
+/// sums per view ([`ecf_sums`], with step `step`'s directions) and the column sums of `z`
+/// and `z^2`.
+fn reduce_shard<B: AutodiffBackend>(
+    loss: ShardLoss<B>,
+    step: usize,
+    device: &B::Device,
+) -> Result<Reduced<B>> {
+    let (views, n_global, loss, seed) = match loss {
+        ShardLoss::Mean { name, sum, count } => return Ok(Reduced::Mean { name, sum, count }),
+        ShardLoss::Jepa {
+            views,
+            n_global,
+            loss,
+            seed,
+        } => (views, n_global, loss, seed),
+    };
+    if views.is_empty() || n_global == 0 || n_global > views.len() {
+        return Err(Error::invalid(format!(
+            "data-parallel step: {} views with n_global = {n_global}",
+            views.len()
+        )));
+    }
+    let (v, [n, d]) = (views.len(), views[0].dims());
+    if views.iter().any(|z| z.dims() != [n, d]) {
+        return Err(Error::invalid(
+            "data-parallel step: the views of a shard differ in shape",
+        ));
+    }
+    let q = Quadrature::new(loss.t_max, loss.knots)?;
+    let dirs = random_directions(d, loss.slices, seed, step as u64);
+    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
+    let stacked = Tensor::stack::<3>(views.clone(), 0); // (V, n_k, D)
+    let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, n_k, D)
+    let inv_sum = (stacked.clone() - centre).powi_scalar(2).sum();
+    let flat = stacked.reshape([v * n, d]).detach();
+    let col_sum = flat.clone().sum_dim(0).squeeze_dim::<1>(0);
+    let col_sq = flat.powi_scalar(2).sum_dim(0).squeeze_dim::<1>(0);
+    let ecf = views.into_iter().map(|z| ecf_sums(z, &st)).collect();
+    Ok(Reduced::Jepa(JepaShard {
+        n,
+        v,
+        d,
+        n_global,
+        loss,
+        seed,
+        inv_sum,
+        ecf,
+        col_sum,
+        col_sq,
+    }))
+}
+
+/// The batch loss and the replicas' surrogates from the reduced shards (in replica
+/// order, on the calling thread).
+fn combine<B: AutodiffBackend>(
+    reduced: Vec<Reduced<B>>,
+    step: usize,
+    devices: &[B::Device],
+) -> Result<Combined<B>> {
+    let mixed = || Error::invalid("data-parallel step: shards of different kinds");
+    if matches!(reduced.first(), Some(Reduced::Jepa(_))) {
+        let shards = reduced
+            .into_iter()
+            .map(|r| match r {
+                Reduced::Jepa(s) => Ok(s),
+                Reduced::Mean { .. } => Err(mixed()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        combine_jepa(shards, step, devices)
+    } else {
+        let mut term = "loss";
+        let parts = reduced
+            .into_iter()
+            .map(|r| match r {
+                Reduced::Mean { name, sum, count } => {
+                    term = name;
+                    Ok((sum, count))
+                }
+                Reduced::Jepa(_) => Err(mixed()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        combine_mean(term, parts)
+    }
+}
+
+/// The JEPA batch loss from the shards' pieces, exactly [`crate::train::jepa_loss`] on
+/// the concatenated batch:
 ///
 /// `invariance = sum_k sum_{v,i,e} (z - c)^2 / (V N d)`;
 /// `SIGReg = mean_v SIGReg(ECF_v)` with `ECF_v = sum_k (C_kv, S_kv) / N`;
@@ -221,77 +396,46 @@ fn constant<B: AutodiffBackend, const D: usize>(
 /// `G_C = 2 w_j (cos_mean - phi_j) / (V M)`, `G_S = 2 w_j sin_mean / (V M)`
 /// (`d SIGReg / d C_kv`), so `sum_k grad(surrogate_k) = grad(loss)`.
 fn combine_jepa<B: AutodiffBackend>(
-    losses: Vec<ShardLoss<B>>,
+    shards: Vec<JepaShard<B>>,
     step: usize,
     devices: &[B::Device],
 ) -> Result<Combined<B>> {
     let main = &devices[0];
-    let mut shards = Vec::with_capacity(losses.len());
-    let mut settings = None;
-    for l in losses {
-        let ShardLoss::Jepa {
-            views,
-            n_global,
-            loss,
-            seed,
-        } = l
-        else {
-            return Err(Error::invalid(
-                "data-parallel step: shards of different kinds",
-            ));
-        };
-        if views.is_empty() || n_global == 0 || n_global > views.len() {
-            return Err(Error::invalid(format!(
-                "data-parallel step: {} views with n_global = {n_global}",
-                views.len()
-            )));
-        }
-        settings = Some((n_global, loss, seed, views.len(), views[0].dims()[1]));
-        shards.push(views);
-    }
-    let Some((n_global, loss, seed, v, d)) = settings else {
+    let Some(first) = shards.first() else {
         return Err(Error::invalid("data-parallel step: no shards"));
     };
+    let (v, d, n_global) = (first.v, first.d, first.n_global);
+    let (loss, seed) = (first.loss.clone(), first.seed);
+    if shards
+        .iter()
+        .any(|s| (s.v, s.d, s.n_global) != (v, d, n_global))
+    {
+        return Err(Error::invalid(
+            "data-parallel step: shards disagree on the views or the embedding width",
+        ));
+    }
     let q = Quadrature::new(loss.t_max, loss.knots)?;
     let dirs = random_directions(d, loss.slices, seed, step as u64);
     let st_main = SigregTensors::<B>::new(&dirs, d, &q, main);
-    // Per shard: invariance sum, ECF sums per view, column sums for the std guard.
-    struct Pieces<B: Backend> {
-        inv_sum: Tensor<B, 1>,
-        ecf: Vec<(Tensor<B, 2>, Tensor<B, 2>)>,
-    }
-    let (mut n, mut pieces) = (0usize, Vec::with_capacity(shards.len()));
+    // Sums over shards, on the main device, in replica order.
+    let n: usize = shards.iter().map(|s| s.n).sum();
     let mut inv_total = Tensor::<B, 1>::zeros([1], main);
     let mut ecf_total: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = Vec::new();
     let (mut col_sum, mut col_sq) = (Tensor::<B, 1>::zeros([d], main), Tensor::zeros([d], main));
-    for (views, device) in shards.into_iter().zip(devices) {
-        if views.iter().any(|z| z.dims()[1] != d) {
-            return Err(Error::invalid(
-                "data-parallel step: shards disagree on the embedding width",
-            ));
-        }
-        let nk = views[0].dims()[0];
-        n += nk;
-        let st = SigregTensors::<B>::new(&dirs, d, &q, device);
-        let stacked = Tensor::stack::<3>(views.clone(), 0); // (V, n_k, D)
-        let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, n_k, D)
-        let inv_sum = (stacked.clone() - centre).powi_scalar(2).sum();
-        let flat = stacked.reshape([v * nk, d]).detach().to_device(main);
-        col_sum = col_sum + flat.clone().sum_dim(0).squeeze_dim::<1>(0);
-        col_sq = col_sq + flat.powi_scalar(2).sum_dim(0).squeeze_dim::<1>(0);
-        inv_total = inv_total + constant(&inv_sum, main);
-        let ecf: Vec<_> = views.into_iter().map(|z| ecf_sums(z, &st)).collect();
-        for (j, (c, s)) in ecf.iter().enumerate() {
-            let (c, s) = (constant(c, main), constant(s, main));
+    for s in &shards {
+        inv_total = inv_total + constant(&s.inv_sum, main);
+        col_sum = col_sum + s.col_sum.clone().to_device(main);
+        col_sq = col_sq + s.col_sq.clone().to_device(main);
+        for (j, (c, sn)) in s.ecf.iter().enumerate() {
+            let (c, sn) = (constant(c, main), constant(sn, main));
             match ecf_total.get_mut(j) {
-                Some((ct, sn)) => {
+                Some((ct, st)) => {
                     *ct = ct.clone() + c;
-                    *sn = sn.clone() + s;
+                    *st = st.clone() + sn;
                 }
-                None => ecf_total.push((c, s)),
+                None => ecf_total.push((c, sn)),
             }
         }
-        pieces.push(Pieces { inv_sum, ecf });
     }
     // The batch loss, as jepa_loss computes it on the whole batch.
     let scale = (v * n * d) as f64;
@@ -322,7 +466,7 @@ fn combine_jepa<B: AutodiffBackend>(
             (gc.mul_scalar(coef), gs.mul_scalar(coef))
         })
         .collect();
-    let surrogates = pieces
+    let surrogates = shards
         .into_iter()
         .zip(devices)
         .map(|(p, device)| {
@@ -341,20 +485,13 @@ fn combine_jepa<B: AutodiffBackend>(
     })
 }
 
-/// A per-item mean from shard sums: `loss = sum_k sum_k / sum_k count_k`; the surrogate of
-/// replica `k` is `sum_k / sum_k count_k` (its exact share of the gradient).
-fn combine_mean<B: AutodiffBackend>(losses: Vec<ShardLoss<B>>) -> Result<Combined<B>> {
-    let mut parts = Vec::with_capacity(losses.len());
-    let mut term = "loss";
-    for l in losses {
-        let ShardLoss::Mean { name, sum, count } = l else {
-            return Err(Error::invalid(
-                "data-parallel step: shards of different kinds",
-            ));
-        };
-        term = name;
-        parts.push((sum, count));
-    }
+/// The per-item mean logged as `term` from shard sums `(sum_k, count_k)`:
+/// `loss = sum_k sum_k / sum_k count_k`; the surrogate of replica `k` is
+/// `sum_k / sum_k count_k` (its exact share of the gradient).
+fn combine_mean<B: AutodiffBackend>(
+    term: &'static str,
+    parts: Vec<(Tensor<B, 1>, usize)>,
+) -> Result<Combined<B>> {
     let count: usize = parts.iter().map(|p| p.1).sum();
     if count == 0 {
         return Err(Error::invalid(
@@ -396,6 +533,39 @@ mod tests {
         let mut all: Vec<usize> = [a, b, c].concat();
         all.sort();
         assert_eq!(all, items);
+    }
+
+    #[test]
+    fn replica_jobs_keep_their_order() {
+        let out = on_replicas((0..5).map(|i| i * 10).collect(), |k, j| (k, j + 1));
+        assert_eq!(out, vec![(0, 1), (1, 11), (2, 21), (3, 31), (4, 41)]);
+        assert_eq!(on_replicas(Vec::<u8>::new(), |_, j| j), Vec::<u8>::new());
+    }
+
+    /// The replicas run at the same time: each job hands the other a message and waits
+    /// for the other's. Run one after the other, job 0 would wait for a job that has not
+    /// started and time out. (rayon's pool, with `cpu-fast`, may run both on one worker.)
+    #[cfg(not(feature = "cpu-fast"))]
+    #[test]
+    fn replica_jobs_run_concurrently() {
+        use std::sync::mpsc::channel;
+        use std::time::Duration;
+        let (to_1, from_0) = channel::<()>();
+        let (to_0, from_1) = channel::<()>();
+        let jobs = vec![(to_1, from_1), (to_0, from_0)];
+        let met = on_replicas(jobs, |_, (tx, rx)| {
+            let _ = tx.send(());
+            rx.recv_timeout(Duration::from_secs(20)).is_ok()
+        });
+        assert_eq!(met, vec![true, true]);
+    }
+
+    #[test]
+    #[should_panic(expected = "replica 1 failed")]
+    fn a_panicking_replica_panics_the_caller() {
+        on_replicas(vec![0, 1], |k, _| {
+            assert!(k != 1, "replica 1 failed");
+        });
     }
 
     #[test]

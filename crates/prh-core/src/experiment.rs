@@ -296,6 +296,20 @@ impl<B: AutodiffBackend> TrainTask<B> for RecordingTask {
         <TextTask as TrainTask<B>>::step(&mut self.inner, model, step, device)
     }
 
+    fn prepare_step(&mut self, step: usize) -> Result<()> {
+        <TextTask as TrainTask<B>>::prepare_step(&mut self.inner, step)
+    }
+
+    fn shard_step(
+        &self,
+        model: &Self::Model,
+        step: usize,
+        shard: crate::data_parallel::Shard,
+        device: &B::Device,
+    ) -> Result<crate::data_parallel::ShardOutput<B>> {
+        <TextTask as TrainTask<B>>::shard_step(&self.inner, model, step, shard, device)
+    }
+
     /// Records the probe embeddings; reports nothing (no target during training).
     fn evaluate(
         &mut self,

@@ -20,6 +20,7 @@ use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::config::LossConfig;
+use crate::data_parallel::{Shard, ShardLoss, ShardOutput, check_split};
 use crate::encoder::{EncoderSpec, TextEncoder};
 use crate::render_image::{IMAGE_LEN, IMAGE_SIZE, render};
 use crate::render_text::caption;
@@ -217,15 +218,61 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
         // 1. Views: `views` renderings (good) or corruptions (bad) per sampled state.
         let batch = self.sampler.batch(self.seed, step);
         // 2. Forward: all views in one pass, split back per view.
-        let n = self.sampler.batch;
         let imgs: Vec<Vec<f32>> = batch.iter().flatten().map(|v| render(v, true)).collect();
         let z = model.forward(images_tensor::<B>(&imgs, device)); // (V n, d)
-        let views: Vec<Tensor<B, 2>> = (0..batch.len())
-            .map(|v| z.clone().narrow(0, v * n, n))
-            .collect();
+        let views = split_views(z, batch.len());
         // 3-4. Invariance to the mean of the views + lambda SIGReg.
         let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
         Ok(loss.into_step_output(imgs.len()))
+    }
+
+    /// The shard's states (every view of states `k, k + W, ...` of the batch), rendered
+    /// and embedded: stages 1-2 of [`TrainTask::step`] on the shard.
+    fn shard_step(
+        &self,
+        model: &ImageEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<ShardOutput<B>> {
+        check_split(shard.count, self.sampler.batch)?;
+        let batch = shard_views(self.sampler.batch(self.seed, step), shard);
+        let imgs: Vec<Vec<f32>> = batch.iter().flatten().map(|v| render(v, true)).collect();
+        let z = model.forward(images_tensor::<B>(&imgs, device)); // (V n_k, d)
+        Ok(ShardOutput {
+            loss: jepa_shard_loss(z, batch.len(), &self.loss, self.seed),
+            items: imgs.len(),
+        })
+    }
+}
+
+/// Keeps `shard`'s states of a `[V][n]` batch of views: `[V][n / W]`.
+fn shard_views(batch: Vec<Vec<View>>, shard: Shard) -> Vec<Vec<View>> {
+    batch.into_iter().map(|views| shard.take(views)).collect()
+}
+
+/// Embeddings of `v` views stored view-major, split per view.
+///
+/// # Shapes
+/// `z [V n, d]` -> `V` x `[n, d]`
+fn split_views<B: Backend>(z: Tensor<B, 2>, v: usize) -> Vec<Tensor<B, 2>> {
+    let n = z.dims()[0] / v.max(1);
+    (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect()
+}
+
+/// A scene task's shard loss pieces from its embeddings `z` `[V n_k, d]` (view-major),
+/// every view global (each is pulled to their mean).
+fn jepa_shard_loss<B: Backend>(
+    z: Tensor<B, 2>,
+    v: usize,
+    loss: &LossConfig,
+    seed: u64,
+) -> ShardLoss<B> {
+    ShardLoss::Jepa {
+        views: split_views(z, v),
+        n_global: v,
+        loss: loss.clone(),
+        seed,
     }
 }
 
@@ -297,18 +344,37 @@ impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
     ) -> Result<StepOutput<B>> {
         // 1. Views: captions of independent renderings (good) or masked spans of one (bad).
         let batch = self.sampler.batch(self.seed, step);
-        let n = self.sampler.batch;
         let flat: Vec<View> = batch.iter().flatten().copied().collect();
         // 2. Forward: all views in one pass (padded to the longest), split back per view.
         let (ids, pad) = caption_tensors::<B>(&self.tokenizer, &flat, device)?;
         let items = ids.dims()[0] * ids.dims()[1];
         let z = model.embed(ids, pad); // (V n, d)
-        let views: Vec<Tensor<B, 2>> = (0..batch.len())
-            .map(|v| z.clone().narrow(0, v * n, n))
-            .collect();
+        let views = split_views(z, batch.len());
         // 3-4. Invariance to the mean of the views + lambda SIGReg.
         let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
         Ok(loss.into_step_output(items))
+    }
+
+    /// The shard's states' captions, embedded: stages 1-2 of [`TrainTask::step`] on the
+    /// shard (padded to the shard's longest caption; items count the padded tokens, as
+    /// the whole-batch step does).
+    fn shard_step(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<ShardOutput<B>> {
+        check_split(shard.count, self.sampler.batch)?;
+        let batch = shard_views(self.sampler.batch(self.seed, step), shard);
+        let flat: Vec<View> = batch.iter().flatten().copied().collect();
+        let (ids, pad) = caption_tensors::<B>(&self.tokenizer, &flat, device)?;
+        let items = ids.dims()[0] * ids.dims()[1];
+        let z = model.embed(ids, pad); // (V n_k, d)
+        Ok(ShardOutput {
+            loss: jepa_shard_loss(z, batch.len(), &self.loss, self.seed),
+            items,
+        })
     }
 }
 

@@ -21,6 +21,7 @@ use crate::checkpoint::Checkpoint;
 use crate::config::{
     LossConfig, Objective, OptimConfig, RunConfig, TaskConfig, TaskKind, parse_toml,
 };
+use crate::data_parallel::check_split;
 use crate::encoder::{EncoderSpec, TextEncoder};
 use crate::image_encoder::{
     CaptionJepaTask, ImageEncoder, ImageEncoderConfig, ImageJepaTask, SceneViewSampler,
@@ -216,6 +217,9 @@ impl SceneTrainConfig {
         }
         if self.loss.slices == 0 || self.loss.knots < 2 {
             return bad("loss.slices", "expected slices >= 1 and knots >= 2".into());
+        }
+        if let Err(e) = check_split(self.run.data_parallel, self.views.batch_size) {
+            return bad("run.data_parallel", e.to_string());
         }
         match self.modality()? {
             Modality::Image => {

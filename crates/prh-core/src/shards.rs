@@ -32,11 +32,15 @@ use crate::corpus::{Group, parse_group_line};
 use crate::rng::{Stream, derive_seed, generator};
 use crate::{Error, Result};
 
-/// Opens a shard by index: a line reader over its (decompressed) bytes.
-pub type OpenShard = Box<dyn Fn(usize) -> Result<Box<dyn BufRead>>>;
+/// A line reader over a shard's (decompressed) bytes. `Send + Sync` so a task holding a
+/// stream can be shared by the data-parallel replicas' threads.
+pub type ShardReader = Box<dyn BufRead + Send + Sync>;
+
+/// Opens a shard by index.
+pub type OpenShard = Box<dyn Fn(usize) -> Result<ShardReader> + Send + Sync>;
 
 /// Wraps `reader` in a gzip decoder when its first bytes are the gzip magic `1f 8b`.
-pub fn maybe_gunzip(reader: impl Read + 'static) -> std::io::Result<Box<dyn BufRead>> {
+pub fn maybe_gunzip(reader: impl Read + Send + Sync + 'static) -> std::io::Result<ShardReader> {
     let mut r = BufReader::new(reader);
     let gz = r.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     Ok(if gz {
@@ -57,7 +61,7 @@ pub struct ShardStream {
     order: Vec<usize>,
     /// Position in `order`, and the open shard with its last line number.
     next_shard: usize,
-    reader: Option<(usize, usize, Box<dyn BufRead>)>,
+    reader: Option<(usize, usize, ShardReader)>,
     buffer: Vec<Group>,
     rng: ChaCha8Rng,
     emitted_in_epoch: usize,

@@ -434,15 +434,18 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
 
     /// The shard's views and forward pass (JEPA), or its summed cross-entropy
     /// (next-token); the batch is split as [`Shard::take`] says.
+    fn prepare_step(&mut self, step: usize) -> Result<()> {
+        self.load_stream_batch(step)
+    }
+
     fn shard_step(
-        &mut self,
+        &self,
         model: &TextEncoder<B>,
         step: usize,
         shard: Shard,
         device: &B::Device,
     ) -> Result<ShardOutput<B>> {
         check_split(shard.count, self.cfg.views.batch_size)?;
-        self.load_stream_batch(step)?;
         let kind = match self.cfg.run.objective {
             Objective::Good => ViewKind::Good,
             Objective::Bad => ViewKind::Bad,

@@ -77,12 +77,20 @@ pub trait TrainTask<B: AutodiffBackend> {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>>;
+    /// Work of a data-parallel step that needs `&mut self` (loading step `step`'s batch
+    /// from a stream), done once on the calling thread before the replicas' forwards
+    /// ([`TrainTask::shard_step`], which may run on several threads at once).
+    fn prepare_step(&mut self, _step: usize) -> Result<()> {
+        Ok(())
+    }
     /// Stages 1-2 for one data-parallel worker ([`crate::data_parallel`]): the views of
     /// `shard`'s part of step `step`'s batch (drawn from the same seeded stream as the
     /// whole batch) and their forward pass on `device`, as loss pieces that combine into
-    /// the whole batch's loss. Tasks without one refuse `run.data_parallel > 1`.
+    /// the whole batch's loss. [`TrainTask::prepare_step`] has run for `step`; the
+    /// replicas call this concurrently, hence `&self`. Tasks without one refuse
+    /// `run.data_parallel > 1`.
     fn shard_step(
-        &mut self,
+        &self,
         _model: &Self::Model,
         _step: usize,
         shard: Shard,
@@ -320,7 +328,7 @@ fn guard(step: usize, loss: f64, std: Option<f64>, collapse_std: f64) -> Result<
 /// Errors (after keeping the last good checkpoint untouched): a non-finite loss or
 /// gradient norm, or embeddings whose mean std fell below `run.collapse_std`.
 #[allow(clippy::too_many_arguments)]
-pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
+pub fn train<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     task: &mut T,
     run: &RunConfig,
     optim: &OptimConfig,
@@ -342,7 +350,7 @@ pub fn train<B: AutodiffBackend, T: TrainTask<B>>(
 /// replicas by burn's `GradientsParams::to_device` + `GradientsAccumulator`, then one
 /// clipped AdamW step.
 #[allow(clippy::too_many_arguments)]
-pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B>>(
+pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     task: &mut T,
     run: &RunConfig,
     optim: &OptimConfig,

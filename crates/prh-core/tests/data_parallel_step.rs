@@ -19,13 +19,12 @@
 
 mod common;
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
 use prh_core::backend::CpuTrain;
 use prh_core::data_parallel::parallel_step;
 use prh_core::encoder::TextEncoder;
-use prh_core::text_task::TextTask;
 use prh_core::train::{TrainTask, clip_global_norm, jepa_loss, scalar};
 
 type AB = CpuTrain;
@@ -50,7 +49,7 @@ impl ModuleVisitor<AB> for Flat<'_> {
     }
 }
 
-fn flat(model: &TextEncoder<AB>, grads: Option<&GradientsParams>) -> Vec<f32> {
+fn flat<M: Module<AB>>(model: &M, grads: Option<&GradientsParams>) -> Vec<f32> {
     let mut v = Flat {
         grads,
         out: Vec::new(),
@@ -78,12 +77,12 @@ struct StepResult {
 
 const LR: f64 = 1e-3;
 
-fn after_adamw(model: &TextEncoder<AB>, grads: GradientsParams) -> Vec<f32> {
-    let mut opt = AdamWConfig::new().init::<AB, TextEncoder<AB>>();
+fn after_adamw<M: AutodiffModule<AB>>(model: &M, grads: GradientsParams) -> Vec<f32> {
+    let mut opt = AdamWConfig::new().init::<AB, M>();
     flat(&opt.step(LR, model.clone(), grads), None)
 }
 
-fn single(t: &mut TextTask, model: &TextEncoder<AB>, step: usize) -> StepResult {
+fn single<T: TrainTask<AB>>(t: &mut T, model: &T::Model, step: usize) -> StepResult {
     let device = Default::default();
     let out = TrainTask::<AB>::step(t, model, step, &device).unwrap();
     let loss = scalar(out.loss.clone());
@@ -104,7 +103,12 @@ fn single(t: &mut TextTask, model: &TextEncoder<AB>, step: usize) -> StepResult 
     }
 }
 
-fn parallel(t: &mut TextTask, model: &TextEncoder<AB>, step: usize, w: usize) -> StepResult {
+fn parallel<T: TrainTask<AB> + Sync>(
+    t: &mut T,
+    model: &T::Model,
+    step: usize,
+    w: usize,
+) -> StepResult {
     let devices = vec![Default::default(); w];
     let mut p = parallel_step::<AB, _>(t, model, step, &devices).unwrap();
     let norm = clip_global_norm::<AB, _>(model, &mut p.grads, 0.0);
@@ -122,7 +126,8 @@ fn parallel(t: &mut TextTask, model: &TextEncoder<AB>, step: usize, w: usize) ->
     }
 }
 
-/// Compares W = 2 with W = 1 at step `step`; returns the single-device loss.
+/// Compares W = 2 with W = 1 at step `step` of the text task; returns the single-device
+/// loss.
 fn compare(objective: &str, sets: &[&str], step: usize) -> f64 {
     let tok = common::tokenizer();
     let mut t = common::task(common::config(objective, 10, sets), &tok);
@@ -130,11 +135,22 @@ fn compare(objective: &str, sets: &[&str], step: usize) -> f64 {
     // A fresh model: burn initialises parameters lazily, so the data-parallel step (run
     // first) must materialise the weights once before it forks the replicas.
     let model: TextEncoder<AB> = t.spec.init(&device).unwrap();
-    let b = parallel(&mut t, &model, step, 2);
-    let a = single(&mut t, &model, step);
+    compare_task(&format!("{objective} {sets:?}"), &mut t, &model, step)
+}
+
+/// Compares W = 2 with W = 1 at step `step` of `t` from `model`'s weights (the checks in
+/// the module docs); returns the single-device loss.
+fn compare_task<T: TrainTask<AB> + Sync>(
+    name: &str,
+    t: &mut T,
+    model: &T::Model,
+    step: usize,
+) -> f64 {
+    let b = parallel(t, model, step, 2);
+    let a = single(t, model, step);
     let rel = |x: f64, y: f64| (x - y).abs() / y.abs().max(1e-12);
     eprintln!(
-        "{objective} {sets:?}: loss {} vs {} (rel {:.2e}); norm {} vs {} (rel {:.2e})",
+        "{name}: loss {} vs {} (rel {:.2e}); norm {} vs {} (rel {:.2e})",
         a.loss,
         b.loss,
         rel(b.loss, a.loss),
@@ -176,7 +192,7 @@ fn compare(objective: &str, sets: &[&str], step: usize) -> f64 {
         "weights differ by {wdiff} after one AdamW step"
     );
     // The step moved the weights (so the comparison above is not of two no-ops).
-    let before = flat(&model, None);
+    let before = flat(model, None);
     assert!(max_abs_diff(&before, &a.weights) > 0.5 * LR);
     a.loss
 }
@@ -197,6 +213,29 @@ fn next_token_step_matches_single_device() {
     compare("next-token", &[], 2);
 }
 
+/// The scene world's image and caption JEPAs (the demo's quick runs, W = 2 on batches of
+/// 32 states x 4 views), good and bad views.
+#[test]
+fn scene_steps_match_single_device() {
+    use prh_core::demo::DemoConfig;
+    use prh_core::render_text::caption_tokenizer;
+    use prh_core::scene::{Modality, ViewKind};
+    let demo = DemoConfig::quick(5);
+    let device = Default::default();
+    for kind in [ViewKind::Good, ViewKind::Bad] {
+        let cfg = demo.run_config(Modality::Image, kind);
+        let world = cfg.build_world().unwrap();
+        let mut t = cfg.image_task(&world).unwrap();
+        let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
+        compare_task(&format!("image {kind:?}"), &mut t, &model, 1);
+        let cfg = demo.run_config(Modality::Text, kind);
+        let tok = caption_tokenizer(&world).unwrap();
+        let mut t = cfg.caption_task(&world, &tok).unwrap();
+        let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
+        compare_task(&format!("caption {kind:?}"), &mut t, &model, 2);
+    }
+}
+
 /// The per-replica SIGReg average (design option (b)) is a different loss from the batch
 /// SIGReg that the data-parallel step computes: on this batch the two differ by far more
 /// than the tolerance above, so the full-loss test above would catch option (b).
@@ -215,7 +254,7 @@ fn per_shard_sigreg_average_is_a_different_loss() {
     let mut shard_losses = Vec::new();
     for k in 0..2 {
         let shard = prh_core::data_parallel::Shard { index: k, count: 2 };
-        let out = TrainTask::<AB>::shard_step(&mut t, &model, step, shard, &device).unwrap();
+        let out = TrainTask::<AB>::shard_step(&t, &model, step, shard, &device).unwrap();
         let prh_core::data_parallel::ShardLoss::Jepa {
             views,
             n_global,

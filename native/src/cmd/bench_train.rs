@@ -11,15 +11,20 @@
 //! sequences of exactly `len` tokens (no padding). prh's side is the real training loop:
 //! [`prh_core::train::train`] driving a [`TextTask`] whose views are whole texts
 //! (`global_frac = local_frac = 1`), so view sampling, masking and batch staging are timed
-//! too. Each side reports the median of `steps` step times after `warmup` untimed steps.
+//! too. With `--threads 2` PyTorch splits each op over two threads, and prh runs two
+//! data-parallel replicas (`run.data_parallel = 2`), each a thread computing half of the
+//! same batch; the loss and gradients are the whole batch's either way (tested in
+//! `crates/prh-core/tests/data_parallel_step.rs`), so the two do the same work per step.
+//! Each side reports the median of `steps` step times after `warmup` untimed steps.
 //!
 //! Model FLOP utilisation (MFU) uses the usual dense-transformer count per step (forward
 //! and backward = 3x forward, embeddings and element-wise work not counted):
 //! `F = 6 T P + 12 T layers L d`, with `T` tokens per step, `P = layers (4 d^2 + 2 d d_ff)`
 //! weights in matmuls and `L` the sequence length; MFU = `F / step time / peak`, where the
 //! peak is the best of 3 square f32 matmuls measured in the same run, on each side's own
-//! library (torch/MKL, prh's CPU backend: burn-flex or ndarray) and on the whole machine's
-//! cores.
+//! library (torch/MKL, prh's CPU backend: burn-flex or ndarray) as each side trains:
+//! PyTorch with `--threads` threads, prh with one matmul per data-parallel replica at
+//! once (`--replicas`, each on its own thread).
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -57,10 +62,16 @@ pub struct TrainBenchArgs {
     /// Vocabulary size (token embedding rows).
     #[arg(long, default_value_t = 2000)]
     pub vocab: usize,
-    /// Threads for PyTorch (prh's CPU backend uses one thread, or every core with the
-    /// `cpu-fast` build; `RAYON_NUM_THREADS` caps it).
+    /// Threads for PyTorch, and prh's data-parallel replicas unless `--replicas` says
+    /// otherwise (prh's CPU backend runs each replica's ops on one thread, or splits them
+    /// over every core with the `cpu-fast` build; `RAYON_NUM_THREADS` caps that).
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
+    /// prh's data-parallel replicas (`run.data_parallel`), each a thread working on its
+    /// share of the same batch (`prh_core::data_parallel`); 0: as many as `--threads`.
+    /// Must divide `--batch`.
+    #[arg(long, default_value_t = 0)]
+    pub replicas: usize,
     /// Side of the square f32 matmul that measures each library's peak (0: skip MFU).
     #[arg(long, default_value_t = 2048)]
     pub peak_n: usize,
@@ -117,25 +128,35 @@ fn step_flops(d: usize, layers: usize, d_ff: usize, len: usize, tokens: usize) -
     6.0 * tokens as f64 * p + 12.0 * (tokens * layers * len * d) as f64
 }
 
-/// Best of 3 `n x n` f32 matmuls on prh's backend `B` (reading the product back, which
-/// waits for a GPU to finish), in GFLOP/s.
+/// prh's peak in GFLOP/s as its training runs: `replicas` `n x n` f32 matmuls at once on
+/// backend `B`, one per replica thread ([`prh_core::data_parallel::on_replicas`], as the
+/// training step runs its replicas), best of 3 rounds, each round's time taken until the
+/// last product is read back (which waits for a GPU to finish).
 fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
     n: usize,
+    replicas: usize,
     device: &B::Device,
 ) -> f64 {
     use prh_core::backend::burn::prelude::*;
     use prh_core::backend::burn::tensor::Distribution;
-    let a = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
-    let b = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
-    let _ = a.clone().matmul(b.clone()).into_data(); // warm-up
-    let best = (0..3)
+    use prh_core::data_parallel::on_replicas;
+    let pairs: Vec<_> = (0..replicas)
         .map(|_| {
-            let t0 = Instant::now();
-            let _ = a.clone().matmul(b.clone()).into_data();
-            t0.elapsed().as_secs_f64()
+            let a = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
+            let b = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
+            (a, b)
         })
-        .fold(f64::INFINITY, f64::min);
-    2.0 * (n as f64).powi(3) / best / 1e9
+        .collect();
+    let round = || {
+        let t0 = Instant::now();
+        on_replicas(pairs.clone(), |_, (a, b)| {
+            let _ = a.matmul(b).into_data();
+        });
+        t0.elapsed().as_secs_f64()
+    };
+    round(); // warm-up
+    let best = (0..3).map(|_| round()).fold(f64::INFINITY, f64::min);
+    replicas as f64 * 2.0 * (n as f64).powi(3) / best / 1e9
 }
 
 /// prh's side: per-step seconds of `train` on backend `B` on random token sequences (the
@@ -148,10 +169,12 @@ fn prh_steps<B: AutodiffBackend>(
 ) -> Result<(Vec<f64>, TextTask)> {
     let config = format!(
         "[run]\nsteps = {steps}\nlog_every = 1000000\ncheckpoint_every = 1000000\n\
+         data_parallel = {replicas}\n\
          [model]\nsize = \"{size}\"\nmax_len = {len}\ndropout = 0.0\n\
          [views]\nbatch_size = {batch}\nglobal_frac = 1.0\nlocal_frac = 1.0\n\
          [loss]\nslices = {slices}\n",
         steps = args.steps + args.warmup,
+        replicas = replicas(args),
         len = args.len,
         batch = args.batch,
         slices = args.slices,
@@ -189,6 +212,15 @@ fn prh_steps<B: AutodiffBackend>(
     // Step k took marks[k] - marks[k-1]; step 0 also paid for model set-up, so skip it.
     let times: Vec<f64> = clock.marks.windows(2).map(|w| w[1] - w[0]).collect();
     Ok((times[args.warmup.saturating_sub(1)..].to_vec(), task))
+}
+
+/// prh's replicas: `--replicas`, or `--threads` when that is 0.
+fn replicas(args: &TrainBenchArgs) -> usize {
+    if args.replicas == 0 {
+        args.threads
+    } else {
+        args.replicas
+    }
 }
 
 /// PyTorch's side: the script's JSON line.
@@ -256,14 +288,18 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (burn_peak, mut torch_peak) = (
-        (args.peak_n > 0).then(|| burn_peak_gflops::<B::InnerBackend>(args.peak_n, &device)),
+        (args.peak_n > 0)
+            .then(|| burn_peak_gflops::<B::InnerBackend>(args.peak_n, replicas(&args), &device)),
         None,
     );
     let mut rows = Vec::new();
     for size in &args.sizes {
         let (times, task) = prh_steps::<B>(size, &args, &device)?;
         let ours = median(times.clone());
-        eprintln!("prh {size}: steps {times:.3?} s");
+        eprintln!(
+            "prh {size}: median {:.2} ms; steps {times:.3?} s",
+            ours * 1e3
+        );
         if args.prh_only {
             continue;
         }
@@ -282,7 +318,7 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
     }
     println!(
         "text-JEPA training step, {} sequences x {} tokens, {} timed steps after {} warm-up (median); \
-         prh {} build, {}; PyTorch {} on {} ({} CPU threads); {cores} cores",
+         prh {} build, {}, {} replica(s); PyTorch {} on {} ({} CPU threads); {cores} cores",
         8 * args.batch,
         args.len,
         args.steps,
@@ -296,6 +332,7 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
             "cpu" => prh_core::backend::cpu_backend_description(),
             other => format!("burn {other}"),
         },
+        replicas(&args),
         rows.first()
             .and_then(|r| r.5["torch"].as_str())
             .unwrap_or("?"),
@@ -304,8 +341,10 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
     );
     if let (Some(b), Some(t)) = (burn_peak, torch_peak) {
         println!(
-            "peak (best of 3 f32 {n}x{n} matmuls): prh/burn {b:.1} GFLOP/s, torch {t:.1} GFLOP/s",
-            n = args.peak_n
+            "peak (best of 3 f32 {n}x{n} matmuls; prh: {r} at once, one per replica): \
+             prh/burn {b:.1} GFLOP/s, torch {t:.1} GFLOP/s",
+            n = args.peak_n,
+            r = replicas(&args),
         );
     }
     println!(
