@@ -38,7 +38,7 @@ use burn::tensor::backend::AutodiffBackend;
 
 use crate::config::LossConfig;
 use crate::sigreg::{Quadrature, SigregTensors, ecf_sums, random_directions, sigreg_from_ecf};
-use crate::train::{TrainTask, scalar};
+use crate::train::{JepaPieces, TrainTask, jepa_pieces, scalar};
 use crate::{Error, Result};
 
 /// Worker `index` of `count`: it takes positions `index, index + count, ...` of a batch.
@@ -317,24 +317,21 @@ fn reduce_shard<B: AutodiffBackend>(
             seed,
         } => (views, n_global, loss, seed),
     };
-    if views.is_empty() || n_global == 0 || n_global > views.len() {
-        return Err(Error::invalid(format!(
-            "data-parallel step: {} views with n_global = {n_global}",
-            views.len()
-        )));
-    }
-    let (v, [n, d]) = (views.len(), views[0].dims());
-    if views.iter().any(|z| z.dims() != [n, d]) {
-        return Err(Error::invalid(
-            "data-parallel step: the views of a shard differ in shape",
-        ));
-    }
-    let q = Quadrature::new(loss.t_max, loss.knots)?;
-    let dirs = random_directions(d, loss.slices, seed, step as u64);
-    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
-    let stacked = Tensor::stack::<3>(views.clone(), 0); // (V, n_k, D)
-    let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, n_k, D)
-    let inv_sum = (stacked.clone() - centre).powi_scalar(2).sum();
+    let JepaPieces {
+        st,
+        stacked,
+        sq_dev,
+    } = jepa_pieces(
+        "data-parallel step",
+        &views,
+        n_global,
+        &loss,
+        seed,
+        step,
+        device,
+    )?;
+    let [v, n, d] = stacked.dims();
+    let inv_sum = sq_dev.sum();
     let flat = stacked.reshape([v * n, d]).detach();
     let col_sum = flat.clone().sum_dim(0).squeeze_dim::<1>(0);
     let col_sq = flat.powi_scalar(2).sum_dim(0).squeeze_dim::<1>(0);

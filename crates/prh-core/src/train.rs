@@ -208,19 +208,13 @@ pub fn jepa_loss<B: Backend>(
     step: usize,
     device: &B::Device,
 ) -> Result<JepaLoss<B>> {
-    if views.is_empty() || n_global == 0 || n_global > views.len() {
-        return Err(Error::invalid(format!(
-            "jepa_loss: {} views with n_global = {n_global}",
-            views.len()
-        )));
-    }
-    let [n, d] = views[0].dims();
-    let q = Quadrature::new(loss.t_max, loss.knots)?;
-    let dirs = random_directions(d, loss.slices, seed, step as u64);
-    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
-    let stacked = Tensor::stack::<3>(views.to_vec(), 0); // (V, N, D)
-    let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, N, D)
-    let invariance = (stacked.clone() - centre).powi_scalar(2).mean();
+    let JepaPieces {
+        st,
+        stacked,
+        sq_dev,
+    } = jepa_pieces("jepa_loss", views, n_global, loss, seed, step, device)?;
+    let [_, n, d] = stacked.dims();
+    let invariance = sq_dev.mean();
     let v = views.len();
     let sig = views
         .iter()
@@ -238,6 +232,61 @@ pub fn jepa_loss<B: Backend>(
         invariance,
         sigreg,
         embedding_std,
+    })
+}
+
+/// What LeJEPA's loss starts from (see [`jepa_pieces`]).
+pub(crate) struct JepaPieces<B: Backend> {
+    /// SIGReg's directions and quadrature for the step.
+    pub st: SigregTensors<B>,
+    /// The views stacked, `[V, n, d]`.
+    pub stacked: Tensor<B, 3>,
+    /// `(z_v - c)^2` with `c` the mean of the global views, `[V, n, d]`.
+    pub sq_dev: Tensor<B, 3>,
+}
+
+/// The pieces shared by [`jepa_loss`] and the data-parallel reduction
+/// (`crate::data_parallel`): SIGReg's tensors for `step` (directions drawn from the seeded
+/// stream) on `device`, the stacked views and their squared deviations from
+/// `c = mean_{g < n_global} z_g`.
+///
+/// Errors, naming `what`: no views, `n_global` outside `1..=V`, views of different shapes.
+///
+/// # Shapes
+/// `views`: `V` tensors `[n, d]` -> `stacked`, `sq_dev` `[V, n, d]`.
+pub(crate) fn jepa_pieces<B: Backend>(
+    what: &str,
+    views: &[Tensor<B, 2>],
+    n_global: usize,
+    loss: &LossConfig,
+    seed: u64,
+    step: usize,
+    device: &B::Device,
+) -> Result<JepaPieces<B>> {
+    if views.is_empty() || n_global == 0 || n_global > views.len() {
+        return Err(Error::invalid(format!(
+            "{what}: {} views with n_global = {n_global}",
+            views.len()
+        )));
+    }
+    let [n, d] = views[0].dims();
+    if let Some(z) = views.iter().find(|z| z.dims() != [n, d]) {
+        return Err(Error::invalid(format!(
+            "{what}: views of different shapes ({:?} and {:?})",
+            [n, d],
+            z.dims()
+        )));
+    }
+    let q = Quadrature::new(loss.t_max, loss.knots)?;
+    let dirs = random_directions(d, loss.slices, seed, step as u64);
+    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
+    let stacked = Tensor::stack::<3>(views.to_vec(), 0); // (V, n, d)
+    let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, n, d)
+    let sq_dev = (stacked.clone() - centre).powi_scalar(2);
+    Ok(JepaPieces {
+        st,
+        stacked,
+        sq_dev,
     })
 }
 
@@ -599,6 +648,25 @@ mod tests {
         let last: f64 = l[35..].iter().map(|r| r.1).sum::<f64>() / 5.0;
         assert!(last < 0.8 * first, "loss {first} -> {last}");
         assert_eq!(s.steps, 40);
+    }
+
+    #[test]
+    fn jepa_loss_refuses_bad_views_with_an_error() {
+        let device = Default::default();
+        let z = |n| Tensor::<AB, 2>::ones([n, 3], &device);
+        let cfg = LossConfig::default();
+        let err = |views: &[Tensor<AB, 2>], g| match jepa_loss(views, g, &cfg, 0, 0, &device) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        };
+        let e = err(&[z(4), z(5)], 2);
+        assert!(
+            e.contains("jepa_loss: views of different shapes ([4, 3] and [5, 3])"),
+            "{e}"
+        );
+        let e = err(&[z(4), z(4)], 3);
+        assert!(e.contains("jepa_loss: 2 views with n_global = 3"), "{e}");
+        assert!(err(&[], 1).contains("0 views"));
     }
 
     #[test]
