@@ -78,3 +78,29 @@ fn train_refuses_an_unknown_task_kind() {
         "{err}"
     );
 }
+
+/// `bench train` refuses settings it cannot run before starting either side: a batch the
+/// replicas cannot split, zero threads.
+#[test]
+fn bench_train_refuses_unsplittable_batches() {
+    for (args, needle) in [
+        (
+            vec!["--batch", "3", "--threads", "2"],
+            "--batch 3 is not a multiple of prh's 2 replicas",
+        ),
+        (
+            vec!["--batch", "8", "--threads", "1", "--replicas", "3"],
+            "--batch 8 is not a multiple of prh's 3 replicas",
+        ),
+        (vec!["--threads", "0"], "--threads >= 1"),
+    ] {
+        let out = bin()
+            .args(["bench", "train", "--peak-n", "0"])
+            .args(&args)
+            .output()
+            .expect("run prh-native bench train");
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

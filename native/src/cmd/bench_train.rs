@@ -68,8 +68,8 @@ pub struct TrainBenchArgs {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// prh's data-parallel replicas (`run.data_parallel`), each a thread working on its
-    /// share of the same batch (`prh_core::data_parallel`); 0: as many as `--threads`.
-    /// Must divide `--batch`.
+    /// share of the same batch (`prh_core::data_parallel`); 0: as many as `--threads` on
+    /// the CPU, 1 on a GPU (one device gains nothing from replicas). Must divide `--batch`.
     #[arg(long, default_value_t = 0)]
     pub replicas: usize,
     /// Side of the square f32 matmul that measures each library's peak (0: skip MFU).
@@ -214,12 +214,12 @@ fn prh_steps<B: AutodiffBackend>(
     Ok((times[args.warmup.saturating_sub(1)..].to_vec(), task))
 }
 
-/// prh's replicas: `--replicas`, or `--threads` when that is 0.
+/// prh's replicas: `--replicas`, or when that is 0 `--threads` on the CPU and 1 on a GPU.
 fn replicas(args: &TrainBenchArgs) -> usize {
-    if args.replicas == 0 {
-        args.threads
-    } else {
-        args.replicas
+    match (args.replicas, args.device.as_str()) {
+        (0, "cpu") => args.threads,
+        (0, _) => 1,
+        (r, _) => r,
     }
 }
 
@@ -277,8 +277,18 @@ pub fn run(args: TrainBenchArgs) -> Result<()> {
 
 /// The comparison on backend `B`, device `device`.
 fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Result<()> {
-    if args.steps == 0 || args.batch == 0 || args.len == 0 || args.sizes.is_empty() {
-        bail!("need --steps, --batch, --len >= 1 and at least one size");
+    if args.steps == 0 || args.batch == 0 || args.len == 0 || args.threads == 0 {
+        bail!("need --steps, --batch, --len, --threads >= 1");
+    }
+    if args.sizes.is_empty() {
+        bail!("need at least one size (--sizes)");
+    }
+    if !args.batch.is_multiple_of(replicas(&args)) {
+        bail!(
+            "--batch {} is not a multiple of prh's {} replicas (--replicas, default --threads)",
+            args.batch,
+            replicas(&args)
+        );
     }
     if !args.script.is_file() {
         bail!(
