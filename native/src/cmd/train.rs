@@ -536,16 +536,34 @@ fn train_on<B: AutodiffBackend>(
 }
 
 /// wgpu replica `i` of `w`: the default (best available) adapter for single-device
-/// training, else discrete GPU `i` (multi-GPU data parallelism; not run on this project's
-/// machines).
+/// training, else discrete GPU `i mod n` for the `n` discrete GPUs wgpu finds, so replicas
+/// beyond the GPUs share them round-robin (all on the default adapter when there is no
+/// discrete GPU). Multi-GPU data parallelism is not run on this project's machines.
 #[cfg(feature = "wgpu")]
 fn wgpu_device(i: usize, w: usize) -> prh_core::backend::burn::backend::wgpu::WgpuDevice {
     use prh_core::backend::burn::backend::wgpu::WgpuDevice;
+    use prh_core::backend::burn::prelude::Backend;
     if w == 1 {
-        WgpuDevice::default()
-    } else {
-        WgpuDevice::DiscreteGpu(i)
+        return WgpuDevice::default();
     }
+    // DiscreteGpu's type id in cubecl-wgpu's `DeviceId`s.
+    match prh_core::backend::WgpuTrain::device_count(0) {
+        0 => WgpuDevice::default(),
+        n => WgpuDevice::DiscreteGpu(i % n),
+    }
+}
+
+/// CUDA replica `i` of `w`: device `i mod n` for the `n` devices CUDA reports, so replicas
+/// beyond the GPUs share them round-robin (e.g. `run.data_parallel = 2` on one GPU).
+#[cfg(feature = "cuda")]
+fn cuda_device(i: usize, w: usize) -> prh_core::backend::burn::backend::cuda::CudaDevice {
+    use prh_core::backend::burn::prelude::Backend;
+    let n = if w > 1 {
+        prh_core::backend::CudaTrain::device_count(0).max(1)
+    } else {
+        1
+    };
+    prh_core::backend::burn::backend::cuda::CudaDevice { index: i % n }
 }
 
 /// Work that runs on whichever training backend `--device` names (a generic method, since
@@ -580,9 +598,7 @@ pub fn on_train_backend<W: OnTrainBackend>(device: &str, work: W) -> Result<W::O
         }
         "cuda" => {
             #[cfg(feature = "cuda")]
-            return work.run::<prh_core::backend::CudaTrain>(|i, _| {
-                prh_core::backend::burn::backend::cuda::CudaDevice { index: i }
-            });
+            return work.run::<prh_core::backend::CudaTrain>(cuda_device);
             #[cfg(not(feature = "cuda"))]
             return Err(not_compiled("cuda"));
         }
