@@ -461,8 +461,9 @@ pub struct DemoConfig {
 
 impl DemoConfig {
     /// The full demo: 192 states, d = 11, 600 image and 400 caption steps, batches of 64
-    /// states x 4 views on two data-parallel replicas, peak lr 2e-3 (short runs on small models tolerate more than the
-    /// paper's 5e-4) after 40 warmup steps; a few CPU minutes in release.
+    /// states x 4 views on two data-parallel replicas, peak lr 2e-3 (short runs on small
+    /// models tolerate more than the paper's 5e-4) after 40 warmup steps; a few CPU
+    /// minutes in release.
     pub fn full(seed: u64) -> Self {
         Self::with_world(SceneConfig::demo(seed), seed, [600, 400], 64, 40)
     }

@@ -215,19 +215,14 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
-        // 1. Views: `views` renderings (good) or corruptions (bad) per sampled state.
-        let batch = self.sampler.batch(self.seed, step);
-        // 2. Forward: all views in one pass, split back per view.
-        let imgs: Vec<Vec<f32>> = batch.iter().flatten().map(|v| render(v, true)).collect();
-        let z = model.forward(images_tensor::<B>(&imgs, device)); // (V n, d)
-        let views = split_views(z, batch.len());
+        let (views, items) = self.forward_views(model, step, Shard::WHOLE, device)?;
         // 3-4. Invariance to the mean of the views + lambda SIGReg.
         let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
-        Ok(loss.into_step_output(imgs.len()))
+        Ok(loss.into_step_output(items))
     }
 
-    /// The shard's states (every view of states `k, k + W, ...` of the batch), rendered
-    /// and embedded: stages 1-2 of [`TrainTask::step`] on the shard.
+    /// Stages 1-2 of [`TrainTask::step`] on the shard's states (every view of states
+    /// `k, k + W, ...` of the batch).
     fn shard_step(
         &self,
         model: &ImageEncoder<B>,
@@ -236,17 +231,34 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
         device: &B::Device,
     ) -> Result<ShardOutput<B>> {
         check_split(shard.count, self.sampler.batch)?;
-        let batch = shard_views(self.sampler.batch(self.seed, step), shard);
-        let imgs: Vec<Vec<f32>> = batch.iter().flatten().map(|v| render(v, true)).collect();
-        let z = model.forward(images_tensor::<B>(&imgs, device)); // (V n_k, d)
-        Ok(ShardOutput {
-            loss: jepa_shard_loss(z, batch.len(), &self.loss, self.seed),
-            items: imgs.len(),
-        })
+        let (views, items) = self.forward_views(model, step, shard, device)?;
+        Ok(scene_shard_output(views, items, &self.loss, self.seed))
     }
 }
 
-/// Keeps `shard`'s states of a `[V][n]` batch of views: `[V][n / W]`.
+impl ImageJepaTask {
+    /// Stages 1-2 for `shard` of step `step`'s batch: `views` renderings (good) or
+    /// corruptions (bad) per sampled state, all embedded in one pass and split back per
+    /// view; and the number of pictures.
+    ///
+    /// # Shapes
+    /// -> `V` x `[n_k, d]` (`n_k` = the shard's states)
+    fn forward_views<B: AutodiffBackend>(
+        &self,
+        model: &ImageEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Vec<Tensor<B, 2>>, usize)> {
+        let batch = shard_views(self.sampler.batch(self.seed, step), shard);
+        let imgs: Vec<Vec<f32>> = batch.iter().flatten().map(|v| render(v, true)).collect();
+        let z = model.forward(images_tensor::<B>(&imgs, device)); // (V n_k, d)
+        Ok((split_views(z, batch.len()), imgs.len()))
+    }
+}
+
+/// Keeps `shard`'s states of a `[V][n]` batch of views: `[V][n / W]`
+/// ([`Shard::WHOLE`] keeps all).
 fn shard_views(batch: Vec<Vec<View>>, shard: Shard) -> Vec<Vec<View>> {
     batch.into_iter().map(|views| shard.take(views)).collect()
 }
@@ -260,19 +272,22 @@ fn split_views<B: Backend>(z: Tensor<B, 2>, v: usize) -> Vec<Tensor<B, 2>> {
     (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect()
 }
 
-/// A scene task's shard loss pieces from its embeddings `z` `[V n_k, d]` (view-major),
-/// every view global (each is pulled to their mean).
-fn jepa_shard_loss<B: Backend>(
-    z: Tensor<B, 2>,
-    v: usize,
+/// A scene task's shard output: its view embeddings, every view global (each is pulled
+/// to their mean), and `items` processed.
+fn scene_shard_output<B: Backend>(
+    views: Vec<Tensor<B, 2>>,
+    items: usize,
     loss: &LossConfig,
     seed: u64,
-) -> ShardLoss<B> {
-    ShardLoss::Jepa {
-        views: split_views(z, v),
-        n_global: v,
-        loss: loss.clone(),
-        seed,
+) -> ShardOutput<B> {
+    ShardOutput {
+        loss: ShardLoss::Jepa {
+            n_global: views.len(),
+            views,
+            loss: loss.clone(),
+            seed,
+        },
+        items,
     }
 }
 
@@ -342,22 +357,14 @@ impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
         step: usize,
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
-        // 1. Views: captions of independent renderings (good) or masked spans of one (bad).
-        let batch = self.sampler.batch(self.seed, step);
-        let flat: Vec<View> = batch.iter().flatten().copied().collect();
-        // 2. Forward: all views in one pass (padded to the longest), split back per view.
-        let (ids, pad) = caption_tensors::<B>(&self.tokenizer, &flat, device)?;
-        let items = ids.dims()[0] * ids.dims()[1];
-        let z = model.embed(ids, pad); // (V n, d)
-        let views = split_views(z, batch.len());
+        let (views, items) = self.forward_views(model, step, Shard::WHOLE, device)?;
         // 3-4. Invariance to the mean of the views + lambda SIGReg.
         let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
         Ok(loss.into_step_output(items))
     }
 
-    /// The shard's states' captions, embedded: stages 1-2 of [`TrainTask::step`] on the
-    /// shard (padded to the shard's longest caption; items count the padded tokens, as
-    /// the whole-batch step does).
+    /// Stages 1-2 of [`TrainTask::step`] on the shard's states (padded to the shard's
+    /// longest caption).
     fn shard_step(
         &self,
         model: &TextEncoder<B>,
@@ -366,15 +373,31 @@ impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
         device: &B::Device,
     ) -> Result<ShardOutput<B>> {
         check_split(shard.count, self.sampler.batch)?;
+        let (views, items) = self.forward_views(model, step, shard, device)?;
+        Ok(scene_shard_output(views, items, &self.loss, self.seed))
+    }
+}
+
+impl CaptionJepaTask {
+    /// Stages 1-2 for `shard` of step `step`'s batch: captions of independent renderings
+    /// (good) or masked spans of one (bad), embedded in one pass (padded to the longest)
+    /// and split back per view; and the tokens processed, padding included.
+    ///
+    /// # Shapes
+    /// -> `V` x `[n_k, d]` (`n_k` = the shard's states)
+    fn forward_views<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Vec<Tensor<B, 2>>, usize)> {
         let batch = shard_views(self.sampler.batch(self.seed, step), shard);
         let flat: Vec<View> = batch.iter().flatten().copied().collect();
         let (ids, pad) = caption_tensors::<B>(&self.tokenizer, &flat, device)?;
         let items = ids.dims()[0] * ids.dims()[1];
         let z = model.embed(ids, pad); // (V n_k, d)
-        Ok(ShardOutput {
-            loss: jepa_shard_loss(z, batch.len(), &self.loss, self.seed),
-            items,
-        })
+        Ok((split_views(z, batch.len()), items))
     }
 }
 

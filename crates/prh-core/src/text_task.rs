@@ -432,12 +432,13 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
         }
     }
 
-    /// The shard's views and forward pass (JEPA), or its summed cross-entropy
-    /// (next-token); the batch is split as [`Shard::take`] says.
+    /// Loads step `step`'s batch from the stream, if the task streams one.
     fn prepare_step(&mut self, step: usize) -> Result<()> {
         self.load_stream_batch(step)
     }
 
+    /// The shard's views and forward pass (JEPA), or its summed cross-entropy
+    /// (next-token); the batch is split as [`Shard::take`] says.
     fn shard_step(
         &self,
         model: &TextEncoder<B>,
