@@ -95,7 +95,27 @@ fn quick_demo_writes_a_well_formed_report() {
     );
     let theory = report["theory"].as_array().unwrap();
     let results = report["results"].as_array().unwrap();
-    assert_eq!((theory.len(), results.len()), (2, 2));
+    // The theorem's objective, then the paper's; good then bad views each.
+    assert_eq!((theory.len(), results.len()), (2, 4));
+    for (r, (loss, kind)) in results.iter().zip([
+        ("Spectral", "Good"),
+        ("Spectral", "Bad"),
+        ("Sigreg", "Good"),
+        ("Sigreg", "Bad"),
+    ]) {
+        assert_eq!((r["loss"].as_str(), r["kind"].as_str()), (Some(loss), Some(kind)));
+        assert_eq!(r["theorem_applies"], true);
+        for m in ["image_training", "text_training"] {
+            let steps = r[m]["steps"].as_u64().unwrap();
+            let curve = r[m]["curve"].as_array().unwrap();
+            assert!(steps > 0 && !curve.is_empty(), "{m}: {}", r[m]);
+            assert_eq!(curve.last().unwrap()["step"].as_u64(), Some(steps), "{m}");
+        }
+        // The last point of the curve is the final model: the report's own comparison.
+        let last = r["image_training"]["curve"].as_array().unwrap().last().unwrap().clone();
+        let final_cka = r["image_vs_theory"]["cka"].as_f64().unwrap();
+        assert!((last["cka_to_theory"].as_f64().unwrap() - final_cka).abs() < 1e-9);
+    }
     for (t, kind) in theory.iter().zip(["Good", "Bad"]) {
         assert_eq!(t["kind"], kind);
         for m in ["image", "text"] {
@@ -164,6 +184,8 @@ fn quick_demo_writes_a_well_formed_report() {
             .unwrap()
             < 1.0
     );
+    // Both objectives are compared with the same prediction.
+    assert_eq!(results[0]["predicted"], results[2]["predicted"]);
     // The bad views' Davis-Kahan bound may be inapplicable (null = no gap); everything
     // else must be a finite number.
     let mut numeric = report.clone();
@@ -176,13 +198,19 @@ fn quick_demo_writes_a_well_formed_report() {
     }
     assert_finite(&numeric, "results");
 
-    for kind in ["good", "bad"] {
+    for (loss, kind) in [
+        ("spectral", "good"),
+        ("spectral", "bad"),
+        ("sigreg", "good"),
+        ("sigreg", "bad"),
+    ] {
         for m in ["image", "text"] {
+            let run = format!("{loss}_{kind}_{m}");
             assert_eq!(
-                npy_shape(&out.join(format!("embeddings/{kind}_{m}.npy"))),
+                npy_shape(&out.join(format!("embeddings/{run}.npy"))),
                 vec![n, d]
             );
-            let ckpt = out.join(format!("{kind}_{m}/checkpoints/latest.ckpt"));
+            let ckpt = out.join(format!("{run}/checkpoints/latest.ckpt"));
             assert!(
                 std::fs::metadata(&ckpt)
                     .map(|m| m.len() > 1000)
@@ -191,16 +219,18 @@ fn quick_demo_writes_a_well_formed_report() {
                 ckpt.display()
             );
             // Each encoder's folder is a `prh-native train` run folder.
-            let cfg = std::fs::read_to_string(out.join(format!("{kind}_{m}/config.toml"))).unwrap();
+            let cfg = std::fs::read_to_string(out.join(format!("{run}/config.toml"))).unwrap();
             assert!(cfg.contains(&format!("objective = \"{kind}\"")), "{cfg}");
+            assert!(cfg.contains(&format!("kind = \"{loss}\"")), "{cfg}");
             assert_eq!(
-                npy_shape(&out.join(format!("{kind}_{m}/embeddings.npy"))),
+                npy_shape(&out.join(format!("{run}/embeddings.npy"))),
                 vec![n, d]
             );
             let metrics =
-                std::fs::read_to_string(out.join(format!("{kind}_{m}/metrics.jsonl"))).unwrap();
+                std::fs::read_to_string(out.join(format!("{run}/metrics.jsonl"))).unwrap();
             let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
-            assert_eq!(last["step"], 40);
+            let steps = last["step"].as_u64().unwrap();
+            assert!(steps <= 60, "budget of the quick demo: {steps}");
             assert!(last["loss"].as_f64().unwrap().is_finite());
         }
     }
@@ -208,7 +238,7 @@ fn quick_demo_writes_a_well_formed_report() {
         serde_json::from_str(&std::fs::read_to_string(out.join("embeddings/states.json")).unwrap())
             .unwrap();
     assert_eq!(states.as_array().unwrap().len() as u64, n);
-    for svg in ["spectrum.svg", "alignment.svg", "views.svg"] {
+    for svg in ["spectrum.svg", "alignment.svg", "convergence.svg", "views.svg"] {
         let text = std::fs::read_to_string(out.join(svg)).unwrap();
         assert!(
             text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
@@ -321,6 +351,7 @@ fn scene_configs_are_the_demo_settings() {
     use prh_core::demo::DemoConfig;
     use prh_core::scene::{Modality, ViewKind};
     use prh_core::scene_run::SceneTrainConfig;
+    use prh_core::config::LossKind;
     let demo = DemoConfig::full(0);
     let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
     for (file, m, kind) in [
@@ -329,10 +360,13 @@ fn scene_configs_are_the_demo_settings() {
         ("caption-good", Modality::Text, ViewKind::Good),
         ("caption-bad", Modality::Text, ViewKind::Bad),
     ] {
-        let path = configs.join(format!("{file}.toml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let cfg = SceneTrainConfig::from_toml(file, &text, &[]).unwrap();
-        assert_eq!(cfg, demo.run_config(m, kind), "{file}");
+        for (suffix, loss) in [("", LossKind::Sigreg), ("-spectral", LossKind::Spectral)] {
+            let file = format!("{file}{suffix}");
+            let path = configs.join(format!("{file}.toml"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let cfg = SceneTrainConfig::from_toml(&file, &text, &[]).unwrap();
+            assert_eq!(cfg, demo.run_config(m, kind, loss), "{file}");
+        }
     }
 }
 

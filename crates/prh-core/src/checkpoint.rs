@@ -41,12 +41,61 @@ pub struct CheckpointMeta {
     pub config: String,
     /// Best evaluation score so far, if any.
     pub best: Option<f64>,
+    /// The plateau rule's state (`run.plateau_window`), so a resumed run stops where an
+    /// uninterrupted one would (absent in files written before it existed).
+    #[serde(default)]
+    pub plateau: Plateau,
     /// Byte length of the model record.
     pub model_len: usize,
     /// Byte length of the optimizer record.
     pub optim_len: usize,
     /// CRC-32 of model record followed by optimizer record.
     pub crc32: u32,
+}
+
+/// Training stops on a plateau of its own loss (`run.plateau_window = w > 0`): after
+/// each window of `w` steps, the window's mean loss is compared with the previous
+/// window's; when the drop is below `run.plateau_tol` times the whole drop since the
+/// first window (a scale-free test: the loss may be negative, as the spectral loss is),
+/// the run has converged and stops.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// Mean loss of each finished window, in order.
+    pub windows: Vec<f64>,
+    /// Sum of the losses of the window in progress.
+    pub partial: f64,
+    /// Steps in the window in progress.
+    pub count: usize,
+    /// The step at which the rule stopped the run, once it has.
+    pub stopped_at: Option<usize>,
+}
+
+impl Plateau {
+    /// Adds the loss of step `done` (1-based) with windows of `window` steps and tolerance
+    /// `tol`; returns true when the run has converged (and records `done`).
+    pub fn push(&mut self, done: usize, loss: f64, window: usize, tol: f64) -> bool {
+        if window == 0 || self.stopped_at.is_some() {
+            return self.stopped_at.is_some();
+        }
+        self.partial += loss;
+        self.count += 1;
+        if self.count < window {
+            return false;
+        }
+        self.windows.push(self.partial / window as f64);
+        (self.partial, self.count) = (0.0, 0);
+        let w = &self.windows;
+        if w.len() < 3 {
+            return false;
+        }
+        let (first, prev, last) = (w[0], w[w.len() - 2], w[w.len() - 1]);
+        let total = first - last;
+        if total > 0.0 && prev - last < tol * total {
+            self.stopped_at = Some(done);
+            return true;
+        }
+        false
+    }
 }
 
 /// A checkpoint in memory.
@@ -85,6 +134,7 @@ impl Checkpoint {
             rng: "ChaCha8(derive_seed(seed, stream, step)); no state beyond seed and step".into(),
             config,
             best,
+            plateau: Plateau::default(),
             model_len: model.len(),
             optim_len: optim.len(),
             crc32: crc(&[&model, &optim]),

@@ -130,6 +130,25 @@ pub struct RunConfig {
     /// split over `W` replicas (devices 0..W-1 on GPU backends, one device on the CPU);
     /// must divide `views.batch_size`. 1: single-device training.
     pub data_parallel: usize,
+    /// Stop on a plateau of the loss: compare mean losses of windows of this many steps
+    /// (`crate::checkpoint::Plateau`); `steps` is then the budget. 0: run all `steps`.
+    pub plateau_window: usize,
+    /// The plateau's tolerance: stop when a window improves the loss by less than this
+    /// share of the improvement since the first window.
+    pub plateau_tol: f64,
+}
+
+impl RunConfig {
+    /// The plateau tolerance must lie in (0, 1) when the rule is on.
+    pub fn check_plateau(&self) -> std::result::Result<(), String> {
+        if self.plateau_window > 0 && !(self.plateau_tol > 0.0 && self.plateau_tol < 1.0) {
+            return Err(format!(
+                "expected a share in (0, 1) with run.plateau_window = {}, got {}",
+                self.plateau_window, self.plateau_tol
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for RunConfig {
@@ -144,6 +163,8 @@ impl Default for RunConfig {
             collapse_std: 1e-4,
             stop_at: 0,
             data_parallel: 1,
+            plateau_window: 0,
+            plateau_tol: 0.01,
         }
     }
 }
@@ -301,10 +322,37 @@ impl Default for ViewsConfig {
     }
 }
 
-/// JEPA loss: `invariance + lambda * SIGReg` (LeJEPA's convention, lambda multiplies SIGReg).
+/// Which JEPA objective trains the encoder (`loss.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossKind {
+    /// LeJEPA's `invariance + lambda * SIGReg`: the paper's training loss. The theorem's
+    /// uniqueness proof does not cover it (paper §7).
+    #[default]
+    Sigreg,
+    /// The whitened second-order objective the theorem is proven for: the centred spectral
+    /// contrastive loss ([`crate::spectral_loss`]), whose optimum spans exactly
+    /// F = D^-1/2 U_d. `lambda`, `slices`, `t_max` and `knots` are not used.
+    Spectral,
+}
+
+impl LossKind {
+    /// The config spelling (`sigreg` / `spectral`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LossKind::Sigreg => "sigreg",
+            LossKind::Spectral => "spectral",
+        }
+    }
+}
+
+/// JEPA loss: `invariance + lambda * SIGReg` (LeJEPA's convention, lambda multiplies
+/// SIGReg), or with `kind = "spectral"` the centred spectral contrastive loss.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LossConfig {
+    /// `sigreg` (the paper's LeJEPA loss, default) or `spectral` (the theorem's objective).
+    pub kind: LossKind,
     /// SIGReg coefficient (paper: 0.02).
     pub lambda: f64,
     /// Random slices per step.
@@ -318,6 +366,7 @@ pub struct LossConfig {
 impl Default for LossConfig {
     fn default() -> Self {
         Self {
+            kind: LossKind::Sigreg,
             lambda: 0.02,
             slices: 256,
             t_max: 3.0,
@@ -440,6 +489,9 @@ impl TrainConfig {
                 "views.batch_size",
                 "expected at least 2 (SIGReg needs a batch)",
             );
+        }
+        if let Err(e) = self.run.check_plateau() {
+            return bad("run.plateau_tol", &e);
         }
         if self.run.steps == 0 {
             return bad("run.steps", "expected at least 1");

@@ -36,9 +36,10 @@ use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 
-use crate::config::LossConfig;
-use crate::sigreg::{Quadrature, SigregTensors, ecf_sums, random_directions, sigreg_from_ecf};
-use crate::train::{JepaPieces, TrainTask, jepa_pieces, scalar};
+use crate::config::{LossConfig, LossKind};
+use crate::sigreg::{ecf_sums, sigreg_from_ecf};
+use crate::spectral_loss::{SpectralSums, normalisers, spectral_loss_from_sums, spectral_sums};
+use crate::train::{JepaPieces, TrainTask, jepa_pieces, scalar, sigreg_tensors};
 use crate::{Error, Result};
 
 /// Worker `index` of `count`: it takes positions `index, index + count, ...` of a batch.
@@ -275,17 +276,25 @@ struct JepaShard<B: Backend> {
     v: usize,
     d: usize,
     n_global: usize,
-    /// Invariance / SIGReg settings and run seed.
+    /// Loss settings and run seed.
     loss: LossConfig,
     seed: u64,
     /// `sum_{v,i,e} (z - c)^2` over the shard, `[1]` (differentiable).
     inv_sum: Tensor<B, 1>,
-    /// Per view, the ECF partial sums `(C, S)`, `[slices, knots]` each (differentiable).
-    ecf: Vec<(Tensor<B, 2>, Tensor<B, 2>)>,
+    /// The objective's own sums (differentiable).
+    sums: ObjectiveSums<B>,
     /// Per-dimension sums of `z` and `z^2` over the shard's `V n_k` rows, `[d]` each
     /// (detached; the collapse guard's std).
     col_sum: Tensor<B, 1>,
     col_sq: Tensor<B, 1>,
+}
+
+/// The batch-level sums of each `loss.kind`, over one shard.
+enum ObjectiveSums<B: Backend> {
+    /// Per view, SIGReg's ECF partial sums `(C, S)`, `[slices, knots]` each.
+    Sigreg(Vec<(Tensor<B, 2>, Tensor<B, 2>)>),
+    /// The spectral loss's group sums.
+    Spectral(SpectralSums<B>),
 }
 
 /// A shard's loss pieces after its replica's reductions.
@@ -317,25 +326,19 @@ fn reduce_shard<B: AutodiffBackend>(
             seed,
         } => (views, n_global, loss, seed),
     };
-    let JepaPieces {
-        st,
-        stacked,
-        sq_dev,
-    } = jepa_pieces(
-        "data-parallel step",
-        &views,
-        n_global,
-        &loss,
-        seed,
-        step,
-        device,
-    )?;
+    let JepaPieces { stacked, sq_dev } = jepa_pieces("data-parallel step", &views, n_global)?;
     let [v, n, d] = stacked.dims();
     let inv_sum = sq_dev.sum();
-    let flat = stacked.reshape([v * n, d]).detach();
+    let flat = stacked.clone().reshape([v * n, d]).detach();
     let col_sum = flat.clone().sum_dim(0).squeeze_dim::<1>(0);
     let col_sq = flat.powi_scalar(2).sum_dim(0).squeeze_dim::<1>(0);
-    let ecf = views.into_iter().map(|z| ecf_sums(z, &st)).collect();
+    let sums = match loss.kind {
+        LossKind::Sigreg => {
+            let st = sigreg_tensors(&loss, d, seed, step, device)?;
+            ObjectiveSums::Sigreg(views.into_iter().map(|z| ecf_sums(z, &st)).collect())
+        }
+        LossKind::Spectral => ObjectiveSums::Spectral(spectral_sums(stacked)),
+    };
     Ok(Reduced::Jepa(JepaShard {
         n,
         v,
@@ -344,7 +347,7 @@ fn reduce_shard<B: AutodiffBackend>(
         loss,
         seed,
         inv_sum,
-        ecf,
+        sums,
         col_sum,
         col_sq,
     }))
@@ -384,14 +387,9 @@ fn combine<B: AutodiffBackend>(
 }
 
 /// The JEPA batch loss from the shards' pieces, exactly [`crate::train::jepa_loss`] on
-/// the concatenated batch:
-///
-/// `invariance = sum_k sum_{v,i,e} (z - c)^2 / (V N d)`;
-/// `SIGReg = mean_v SIGReg(ECF_v)` with `ECF_v = sum_k (C_kv, S_kv) / N`;
-/// surrogate of replica `k`: `sum_{v,i,e}(z - c)^2 / (V N d) + lambda sum_v
-/// <G_C,v, C_kv> + <G_S,v, S_kv>`, with the constants
-/// `G_C = 2 w_j (cos_mean - phi_j) / (V M)`, `G_S = 2 w_j sin_mean / (V M)`
-/// (`d SIGReg / d C_kv`), so `sum_k grad(surrogate_k) = grad(loss)`.
+/// the concatenated batch (`invariance = sum_k sum_{v,i,e} (z - c)^2 / (V N d)` for both
+/// kinds; the objective's part in [`combine_sigreg`] / [`combine_spectral`]), and one
+/// surrogate per replica whose gradients sum to the batch loss's gradient.
 fn combine_jepa<B: AutodiffBackend>(
     shards: Vec<JepaShard<B>>,
     step: usize,
@@ -402,28 +400,94 @@ fn combine_jepa<B: AutodiffBackend>(
         return Err(Error::invalid("data-parallel step: no shards"));
     };
     let (v, d, n_global) = (first.v, first.d, first.n_global);
-    let (loss, seed) = (first.loss.clone(), first.seed);
+    let loss = first.loss.clone();
     if shards
         .iter()
-        .any(|s| (s.v, s.d, s.n_global) != (v, d, n_global))
+        .any(|s| (s.v, s.d, s.n_global) != (v, d, n_global) || s.loss != loss)
     {
         return Err(Error::invalid(
-            "data-parallel step: shards disagree on the views or the embedding width",
+            "data-parallel step: shards disagree on the views, the embedding width or the loss",
         ));
     }
-    let q = Quadrature::new(loss.t_max, loss.knots)?;
-    let dirs = random_directions(d, loss.slices, seed, step as u64);
-    let st_main = SigregTensors::<B>::new(&dirs, d, &q, main);
     // Sums over shards, on the main device, in replica order.
     let n: usize = shards.iter().map(|s| s.n).sum();
     let mut inv_total = Tensor::<B, 1>::zeros([1], main);
-    let mut ecf_total: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = Vec::new();
     let (mut col_sum, mut col_sq) = (Tensor::<B, 1>::zeros([d], main), Tensor::zeros([d], main));
     for s in &shards {
         inv_total = inv_total + constant(&s.inv_sum, main);
         col_sum = col_sum + s.col_sum.clone().to_device(main);
         col_sq = col_sq + s.col_sq.clone().to_device(main);
-        for (j, (c, sn)) in s.ecf.iter().enumerate() {
+    }
+    let scale = (v * n * d) as f64;
+    let invariance = scalar(inv_total.div_scalar(scale));
+    // Bessel-corrected variance per dimension over all V*N rows (as Tensor::var).
+    let rows = (v * n) as f64;
+    let mean = col_sum.div_scalar(rows);
+    let var = (col_sq - mean.clone().powi_scalar(2).mul_scalar(rows)).div_scalar(rows - 1.0);
+    let embedding_std = scalar(var.clamp_min(0.0).sqrt().mean());
+    let seed = first.seed;
+    let (inv_parts, objective): (Vec<_>, Vec<_>) =
+        shards.into_iter().map(|s| (s.inv_sum, s.sums)).unzip();
+    let (total, mut terms, surrogates) = match loss.kind {
+        LossKind::Sigreg => {
+            let (sigreg, sig_surrogates) =
+                combine_sigreg(objective, n, v, d, &loss, seed, step, devices)?;
+            // total = invariance + lambda SIGReg; surrogate_k = inv_k / (V N d) + lambda <G, ECF_k>.
+            let surrogates = inv_parts
+                .into_iter()
+                .zip(sig_surrogates)
+                .map(|(inv, sig)| inv.div_scalar(scale) + sig.mul_scalar(loss.lambda))
+                .collect();
+            (
+                invariance + loss.lambda * sigreg,
+                vec![("sigreg", sigreg)],
+                surrogates,
+            )
+        }
+        // The invariance is only logged: the spectral loss has its own positive term.
+        LossKind::Spectral => combine_spectral(objective, n, v, devices)?,
+    };
+    terms.insert(0, ("invariance", invariance));
+    Ok(Combined {
+        loss: total,
+        terms,
+        embedding_std: Some(embedding_std),
+        surrogates,
+    })
+}
+
+/// SIGReg of the batch from the shards' ECF partial sums, and each replica's SIGReg
+/// surrogate:
+///
+/// `SIGReg = mean_v SIGReg(ECF_v)` with `ECF_v = sum_k (C_kv, S_kv) / N`; surrogate of
+/// replica `k`: `sum_v <G_C,v, C_kv> + <G_S,v, S_kv>` with the constants
+/// `G_C = 2 w_j (cos_mean - phi_j) / (V M)`, `G_S = 2 w_j sin_mean / (V M)`
+/// (`d SIGReg / d C_kv`), so `sum_k grad(surrogate_k) = grad(SIGReg)`.
+#[allow(clippy::too_many_arguments)]
+fn combine_sigreg<B: AutodiffBackend>(
+    objective: Vec<ObjectiveSums<B>>,
+    n: usize,
+    v: usize,
+    d: usize,
+    loss: &LossConfig,
+    seed: u64,
+    step: usize,
+    devices: &[B::Device],
+) -> Result<(f64, Vec<Tensor<B, 1>>)> {
+    let main = &devices[0];
+    let st_main = sigreg_tensors::<B>(loss, d, seed, step, main)?;
+    let shards = objective
+        .into_iter()
+        .map(|o| match o {
+            ObjectiveSums::Sigreg(ecf) => Ok(ecf),
+            ObjectiveSums::Spectral(_) => Err(Error::invalid(
+                "data-parallel step: shards of different loss kinds",
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut ecf_total: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = Vec::new();
+    for ecf in &shards {
+        for (j, (c, sn)) in ecf.iter().enumerate() {
             let (c, sn) = (constant(c, main), constant(sn, main));
             match ecf_total.get_mut(j) {
                 Some((ct, st)) => {
@@ -434,9 +498,6 @@ fn combine_jepa<B: AutodiffBackend>(
             }
         }
     }
-    // The batch loss, as jepa_loss computes it on the whole batch.
-    let scale = (v * n * d) as f64;
-    let invariance = scalar(inv_total.div_scalar(scale));
     let means: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = ecf_total
         .into_iter()
         .map(|(c, s)| (c.div_scalar(n as f64), s.div_scalar(n as f64)))
@@ -446,12 +507,6 @@ fn combine_jepa<B: AutodiffBackend>(
         .map(|(c, s)| scalar(sigreg_from_ecf(c.clone(), s.clone(), n, &st_main)))
         .sum::<f64>()
         / v as f64;
-    let total = invariance + loss.lambda * sigreg;
-    // Bessel-corrected variance per dimension over all V*N rows (as Tensor::var).
-    let rows = (v * n) as f64;
-    let mean = col_sum.div_scalar(rows);
-    let var = (col_sq - mean.clone().powi_scalar(2).mul_scalar(rows)).div_scalar(rows - 1.0);
-    let embedding_std = scalar(var.clamp_min(0.0).sqrt().mean());
     // d SIGReg / d C_kv and d SIGReg / d S_kv, constants shared by all replicas.
     let w_row = st_main.w.clone().transpose(); // (1, K)
     let coef = 2.0 / (v * loss.slices) as f64;
@@ -466,20 +521,87 @@ fn combine_jepa<B: AutodiffBackend>(
     let surrogates = shards
         .into_iter()
         .zip(devices)
-        .map(|(p, device)| {
+        .map(|(ecf, device)| {
             let mut sig = Tensor::<B, 1>::zeros([1], device);
-            for ((c, s), (gc, gs)) in p.ecf.into_iter().zip(&grads) {
+            for ((c, s), (gc, gs)) in ecf.into_iter().zip(&grads) {
                 sig = sig + (c * constant(gc, device)).sum() + (s * constant(gs, device)).sum();
             }
-            p.inv_sum.div_scalar(scale) + sig.mul_scalar(loss.lambda)
+            sig
         })
         .collect();
-    Ok(Combined {
-        loss: total,
-        terms: vec![("invariance", invariance), ("sigreg", sigreg)],
-        embedding_std: Some(embedding_std),
+    Ok((sigreg, surrogates))
+}
+
+/// The spectral loss of the batch from the shards' group sums
+/// ([`crate::spectral_loss`]: every sum is over groups, so the batch's are the shards'
+/// totals), its terms, and each replica's surrogate, linear in the shard's sums with the
+/// batch's derivatives as constants:
+///
+/// `surrogate_k = (-2 P_k + 2 (2 <s, s_k> - a_k) + (2 <M, M_k> - b_k)) / c` per term's
+/// normaliser, with `s`, `M` the batch totals of `sum_g S_g` and `sum_g M_g`, so
+/// `sum_k grad(surrogate_k) = grad(loss)` (`d ||s||^2 / d s_k = 2 s`).
+fn combine_spectral<B: AutodiffBackend>(
+    objective: Vec<ObjectiveSums<B>>,
+    n: usize,
+    v: usize,
+    devices: &[B::Device],
+) -> Result<(f64, Vec<(&'static str, f64)>, Vec<Tensor<B, 1>>)> {
+    let main = &devices[0];
+    let shards = objective
+        .into_iter()
+        .map(|o| match o {
+            ObjectiveSums::Spectral(s) => Ok(s),
+            ObjectiveSums::Sigreg(_) => Err(Error::invalid(
+                "data-parallel step: shards of different loss kinds",
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let Some(head) = shards.first() else {
+        return Err(Error::invalid("data-parallel step: no shards"));
+    };
+    let d = head.first.dims()[0];
+    let mut total = SpectralSums::<B> {
+        groups: n,
+        views: v,
+        positive: Tensor::zeros([1], main),
+        first: Tensor::zeros([d], main),
+        second: Tensor::zeros([d, d], main),
+        first_within: Tensor::zeros([1], main),
+        second_within: Tensor::zeros([1], main),
+    };
+    for s in &shards {
+        total.positive = total.positive + constant(&s.positive, main);
+        total.first = total.first + constant(&s.first, main);
+        total.second = total.second + constant(&s.second, main);
+        total.first_within = total.first_within + constant(&s.first_within, main);
+        total.second_within = total.second_within + constant(&s.second_within, main);
+    }
+    let l = spectral_loss_from_sums(&total)?;
+    let (c_pos, c_ind) = normalisers(n, v)?;
+    let surrogates = shards
+        .into_iter()
+        .zip(devices)
+        .map(|(s, device)| {
+            let first_c = constant(&total.first, device);
+            let second_c = constant(&total.second, device);
+            let pos = s.positive.div_scalar(c_pos).mul_scalar(-2.0);
+            let mean = ((s.first * first_c).sum().mul_scalar(2.0) - s.first_within)
+                .div_scalar(c_ind)
+                .mul_scalar(2.0);
+            let second = ((s.second * second_c).sum().mul_scalar(2.0) - s.second_within)
+                .div_scalar(c_ind);
+            pos + mean + second
+        })
+        .collect();
+    Ok((
+        scalar(l.total),
+        vec![
+            ("positive", scalar(l.positive)),
+            ("mean", scalar(l.mean)),
+            ("second_moment", scalar(l.second)),
+        ],
         surrogates,
-    })
+    ))
 }
 
 /// The per-item mean logged as `term` from shard sums `(sum_k, count_k)`:

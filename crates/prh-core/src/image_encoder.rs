@@ -26,6 +26,7 @@ use crate::render_image::{IMAGE_LEN, IMAGE_SIZE, render};
 use crate::render_text::caption;
 use crate::rng::{Stream, generator};
 use crate::scene::{Modality, SceneWorld, View, ViewKind};
+use crate::scene_theory::TheoryProbe;
 use crate::tokenizer::TextTokenizer;
 use crate::train::{StepOutput, TrainTask, jepa_loss};
 use crate::views::pad_rows;
@@ -200,6 +201,8 @@ pub struct ImageJepaTask {
     pub loss: LossConfig,
     /// Run seed (views and SIGReg directions).
     pub seed: u64,
+    /// The prediction each evaluation compares the encoder with (none: no evaluation).
+    pub probe: Option<TheoryProbe>,
 }
 
 impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
@@ -233,6 +236,19 @@ impl<B: AutodiffBackend> TrainTask<B> for ImageJepaTask {
         check_split(shard.count, self.sampler.batch)?;
         let (views, items) = self.forward_views(model, step, shard, device)?;
         Ok(scene_shard_output(views, items, &self.loss, self.seed))
+    }
+
+    /// `cka_to_theory` and `sin_theta_to_theory` of the frozen encoder ([`TheoryProbe`]).
+    fn evaluate(
+        &mut self,
+        model: &ImageEncoder<B::InnerBackend>,
+        _step: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        let Some(probe) = &self.probe else {
+            return Ok(Vec::new());
+        };
+        let device = model.devices().into_iter().next().unwrap_or_default();
+        probe.score(&embed_views(model, &probe.views, &device)?)
     }
 }
 
@@ -342,6 +358,8 @@ pub struct CaptionJepaTask {
     pub loss: LossConfig,
     /// Run seed (views and SIGReg directions).
     pub seed: u64,
+    /// The prediction each evaluation compares the encoder with (none: no evaluation).
+    pub probe: Option<TheoryProbe>,
 }
 
 impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
@@ -375,6 +393,19 @@ impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
         check_split(shard.count, self.sampler.batch)?;
         let (views, items) = self.forward_views(model, step, shard, device)?;
         Ok(scene_shard_output(views, items, &self.loss, self.seed))
+    }
+
+    /// `cka_to_theory` and `sin_theta_to_theory` of the frozen encoder ([`TheoryProbe`]).
+    fn evaluate(
+        &mut self,
+        model: &TextEncoder<B::InnerBackend>,
+        _step: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        let Some(probe) = &self.probe else {
+            return Ok(Vec::new());
+        };
+        let device = model.devices().into_iter().next().unwrap_or_default();
+        probe.score(&embed_captions(model, &self.tokenizer, &probe.views, &device)?)
     }
 }
 
@@ -506,6 +537,7 @@ mod tests {
             },
             loss: LossConfig::default(),
             seed: 1,
+            probe: None,
         };
         let dev = Default::default();
         let model = <ImageJepaTask as TrainTask<B>>::init_model(&task, &dev).unwrap();

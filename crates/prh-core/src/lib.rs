@@ -7,11 +7,11 @@
 //! - theory [2]: [`world`], [`pair_graph`], [`kernel`], [`spectrum`], [`theorem`]
 //! - measurement [5]: [`features`] (+ [`npy`]), [`preprocess`], [`knn`], [`cka`],
 //!   [`procrustes`], [`retrieval`], [`matching`] (+ [`assignment`]), [`metrics`]
-//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`encoder`],
+//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`spectral_loss`], [`encoder`],
 //!   [`text_task`], [`train`] (+ [`config`], [`schedule`], [`checkpoint`], [`rng`],
 //!   [`backend`], [`bundle`])
 //! - the scene world and the demo [2, 7]: [`scene`], [`render_image`], [`render_text`],
-//!   [`image_encoder`], [`scene_run`], [`demo`]
+//!   [`scene_theory`], [`image_encoder`], [`scene_run`], [`demo`]
 //! - experiments on real data [6]: [`experiment`], [`experiment_report`],
 //!   [`experiment_vision`], [`wordnet`], [`scaling_law`]
 //! - shared: [`error`], [`linalg`]
@@ -54,9 +54,11 @@ pub mod rng;
 pub mod scaling_law;
 pub mod scene;
 pub mod scene_run;
+pub mod scene_theory;
 pub mod schedule;
 pub mod shards;
 pub mod sigreg;
+pub mod spectral_loss;
 pub mod spectrum;
 pub mod text_task;
 pub mod theorem;

@@ -143,6 +143,17 @@ pub fn tokenizer_corpus(world: &SceneWorld) -> Vec<String> {
             out.push(caption_with(&v, 31 - bits));
         }
     }
+    // The hidden-factor markers ("shape" / "object" for a hidden shape) appear only in
+    // corrupted views: without these lines they were split into characters, so a hidden
+    // shape was five tokens and a visible one one, and the mean-pooled caption of a
+    // corrupted view was dominated by its marker.
+    let hidden = View {
+        visible: [false; 4],
+        nuisance_visible: false,
+        ..View::full(world.state(0), 0, 0)
+    };
+    out.push(caption_with(&hidden, 0));
+    out.push(caption_with(&hidden, 31));
     out
 }
 
@@ -290,6 +301,10 @@ mod tests {
             let ids = tok.encode(&text).unwrap();
             assert_eq!(ids.len(), bert_words(&text).len(), "{text}");
             assert!(!ids.contains(&tok.unk), "{text}");
+        }
+        // Corrupted views too: every factor hidden, and the hidden-shape synonyms.
+        for text in ["shape :", "object :", "a small shape in the top left"] {
+            assert_eq!(tok.encode(text).unwrap().len(), bert_words(text).len(), "{text}");
         }
         assert_eq!(
             bert_words("A red-ish Circle, top"),

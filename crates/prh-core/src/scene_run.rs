@@ -28,6 +28,7 @@ use crate::image_encoder::{
     embed_captions, embed_views,
 };
 use crate::scene::{Modality, SceneConfig, SceneWorld, View, ViewKind};
+use crate::scene_theory::TheoryProbe;
 use crate::tokenizer::TextTokenizer;
 use crate::train::{RunSink, train};
 use crate::{Error, Result};
@@ -200,6 +201,9 @@ impl SceneTrainConfig {
         if let Err(e) = SceneWorld::new(self.world.clone()) {
             return bad("world", e.to_string());
         }
+        if let Err(e) = self.run.check_plateau() {
+            return bad("run.plateau_tol", e);
+        }
         if self.run.steps == 0 {
             return bad("run.steps", "expected at least 1".into());
         }
@@ -262,6 +266,12 @@ impl SceneTrainConfig {
         })
     }
 
+    /// What the run's evaluations compare the encoder with: the predicted F of its
+    /// modality and view kind in dimension d ([`TheoryProbe`]).
+    pub fn probe(&self, world: &SceneWorld) -> Result<TheoryProbe> {
+        TheoryProbe::new(world, self.modality()?, self.view_kind()?, self.d(), self.run.seed)
+    }
+
     /// The image JEPA task ([`ImageJepaTask`]) of this config.
     pub fn image_task(&self, world: &SceneWorld) -> Result<ImageJepaTask> {
         Ok(ImageJepaTask {
@@ -269,6 +279,7 @@ impl SceneTrainConfig {
             model: self.image.clone(),
             loss: self.loss.clone(),
             seed: self.run.seed,
+            probe: Some(self.probe(world)?),
         })
     }
 
@@ -301,6 +312,7 @@ impl SceneTrainConfig {
             tokenizer: tokenizer.clone(),
             loss: self.loss.clone(),
             seed: self.run.seed,
+            probe: Some(self.probe(world)?),
         })
     }
 
@@ -319,7 +331,7 @@ impl SceneTrainConfig {
 /// [`SceneWorld::state`]'s order), one uncorrupted rendering of modality `m` with its
 /// nuisance drawn from q_m, seeded.
 pub fn export_views(world: &SceneWorld, m: Modality, seed: u64) -> Vec<View> {
-    let (image, text) = crate::demo::paired_views(world, seed);
+    let (image, text) = crate::scene_theory::paired_views(world, seed);
     match m {
         Modality::Image => image,
         Modality::Text => text,

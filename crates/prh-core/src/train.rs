@@ -43,13 +43,14 @@ use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::checkpoint::{
-    Checkpoint, module_from_bytes, module_to_bytes, record_from_bytes, record_to_bytes,
+    Checkpoint, Plateau, module_from_bytes, module_to_bytes, record_from_bytes, record_to_bytes,
 };
-use crate::config::{LossConfig, OptimConfig, RunConfig};
+use crate::config::{LossConfig, LossKind, OptimConfig, RunConfig};
 use crate::data_parallel::{Shard, ShardOutput, parallel_step};
 use crate::rng::{Stream, derive_seed};
 use crate::schedule::WarmupCosine;
 use crate::sigreg::{Quadrature, SigregTensors, random_directions, sigreg_tensor};
+use crate::spectral_loss::spectral_loss;
 use crate::{Error, Result};
 
 /// What one step of a task computed (stages 1-3).
@@ -170,12 +171,13 @@ pub struct TrainSummary<M> {
 
 /// The JEPA losses of one step.
 pub struct JepaLoss<B: Backend> {
-    /// `invariance + lambda * sigreg`, `[1]`.
+    /// The loss optimised, `[1]`: `invariance + lambda * sigreg` (`loss.kind = "sigreg"`)
+    /// or the spectral loss `-2 positive + 2 mean + second_moment` (`"spectral"`).
     pub total: Tensor<B, 1>,
-    /// Mean over views of `||z_v - mean_g z_g||^2 / d` (MSE to the global centre), `[1]`.
-    pub invariance: Tensor<B, 1>,
-    /// SIGReg averaged over views, `[1]`.
-    pub sigreg: Tensor<B, 1>,
+    /// Named terms to log, `[1]` each: `invariance` (mean over views of
+    /// `||z_v - mean_g z_g||^2 / d`, always), then `sigreg`, or `positive`, `mean` and
+    /// `second_moment` ([`crate::spectral_loss::SpectralLoss`]).
+    pub terms: Vec<(&'static str, Tensor<B, 1>)>,
     /// Mean per-dimension std of the embeddings over the batch, `[1]`.
     pub embedding_std: Tensor<B, 1>,
 }
@@ -185,18 +187,23 @@ impl<B: Backend> JepaLoss<B> {
     pub fn into_step_output(self, items: usize) -> StepOutput<B> {
         StepOutput {
             loss: self.total,
-            terms: vec![("invariance", self.invariance), ("sigreg", self.sigreg)],
+            terms: self.terms,
             items,
             embedding_std: Some(self.embedding_std),
         }
     }
 }
 
-/// LeJEPA's loss on the embeddings of `V` views (the first `n_global` are global):
+/// The JEPA loss on the embeddings of `V` views (the first `n_global` are global), by
+/// `loss.kind`:
 ///
-/// `c = mean_{g < n_global} z_g`; `invariance = mean_v mean_i ||z_v,i - c_i||^2 / d`;
-/// `SIGReg = mean_v SIGReg(z_v)` with `loss.slices` directions drawn from the seeded
-/// stream at `step`; `total = invariance + loss.lambda * SIGReg` (paper section 4).
+/// - `sigreg` (LeJEPA, paper section 4): `c = mean_{g < n_global} z_g`;
+///   `invariance = mean_v mean_i ||z_v,i - c_i||^2 / d`; `SIGReg = mean_v SIGReg(z_v)` with
+///   `loss.slices` directions drawn from the seeded stream at `step`;
+///   `total = invariance + loss.lambda * SIGReg`.
+/// - `spectral` (the theorem's objective, [`crate::spectral_loss`]): every pair of the `V`
+///   views of a row is a positive pair, rows are independent draws;
+///   `total = -2 E[z^T z+] + 2 ||E z||^2 + E[(z^T z')^2]`, estimated without bias.
 ///
 /// # Shapes
 /// `views`: `V` tensors `[n, d]` -> scalars `[1]`.
@@ -208,37 +215,46 @@ pub fn jepa_loss<B: Backend>(
     step: usize,
     device: &B::Device,
 ) -> Result<JepaLoss<B>> {
-    let JepaPieces {
-        st,
-        stacked,
-        sq_dev,
-    } = jepa_pieces("jepa_loss", views, n_global, loss, seed, step, device)?;
-    let [_, n, d] = stacked.dims();
+    let JepaPieces { stacked, sq_dev } = jepa_pieces("jepa_loss", views, n_global)?;
+    let [v, n, d] = stacked.dims();
     let invariance = sq_dev.mean();
-    let v = views.len();
-    let sig = views
-        .iter()
-        .map(|z| sigreg_tensor(z.clone(), &st))
-        .reduce(|a, b| a + b);
-    // Invariant: `views` is non-empty (checked above), so the reduction has a value.
-    let sigreg = sig
-        .unwrap_or_else(|| Tensor::zeros([1], device))
-        .div_scalar(v as f64);
-    let total = invariance.clone() + sigreg.clone().mul_scalar(loss.lambda);
-    let flat = stacked.reshape([v * n, d]);
-    let embedding_std = flat.var(0).sqrt().mean();
+    let embedding_std = stacked.clone().reshape([v * n, d]).var(0).sqrt().mean();
+    let (total, mut terms) = match loss.kind {
+        LossKind::Sigreg => {
+            let st = sigreg_tensors(loss, d, seed, step, device)?;
+            let sig = views
+                .iter()
+                .map(|z| sigreg_tensor(z.clone(), &st))
+                .reduce(|a, b| a + b);
+            // Invariant: `views` is non-empty (checked above), so the reduction has a value.
+            let sigreg = sig
+                .unwrap_or_else(|| Tensor::zeros([1], device))
+                .div_scalar(v as f64);
+            let total = invariance.clone() + sigreg.clone().mul_scalar(loss.lambda);
+            (total, vec![("sigreg", sigreg)])
+        }
+        LossKind::Spectral => {
+            let s = spectral_loss(stacked)?;
+            (
+                s.total,
+                vec![
+                    ("positive", s.positive),
+                    ("mean", s.mean),
+                    ("second_moment", s.second),
+                ],
+            )
+        }
+    };
+    terms.insert(0, ("invariance", invariance));
     Ok(JepaLoss {
         total,
-        invariance,
-        sigreg,
+        terms,
         embedding_std,
     })
 }
 
-/// What LeJEPA's loss starts from (see [`jepa_pieces`]).
+/// What every JEPA loss starts from (see [`jepa_pieces`]).
 pub(crate) struct JepaPieces<B: Backend> {
-    /// SIGReg's directions and quadrature for the step.
-    pub st: SigregTensors<B>,
     /// The views stacked, `[V, n, d]`.
     pub stacked: Tensor<B, 3>,
     /// `(z_v - c)^2` with `c` the mean of the global views, `[V, n, d]`.
@@ -246,8 +262,7 @@ pub(crate) struct JepaPieces<B: Backend> {
 }
 
 /// The pieces shared by [`jepa_loss`] and the data-parallel reduction
-/// (`crate::data_parallel`): SIGReg's tensors for `step` (directions drawn from the seeded
-/// stream) on `device`, the stacked views and their squared deviations from
+/// (`crate::data_parallel`): the stacked views and their squared deviations from
 /// `c = mean_{g < n_global} z_g`.
 ///
 /// Errors, naming `what`: no views, `n_global` outside `1..=V`, views of different shapes.
@@ -258,10 +273,6 @@ pub(crate) fn jepa_pieces<B: Backend>(
     what: &str,
     views: &[Tensor<B, 2>],
     n_global: usize,
-    loss: &LossConfig,
-    seed: u64,
-    step: usize,
-    device: &B::Device,
 ) -> Result<JepaPieces<B>> {
     if views.is_empty() || n_global == 0 || n_global > views.len() {
         return Err(Error::invalid(format!(
@@ -277,17 +288,24 @@ pub(crate) fn jepa_pieces<B: Backend>(
             z.dims()
         )));
     }
-    let q = Quadrature::new(loss.t_max, loss.knots)?;
-    let dirs = random_directions(d, loss.slices, seed, step as u64);
-    let st = SigregTensors::<B>::new(&dirs, d, &q, device);
     let stacked = Tensor::stack::<3>(views.to_vec(), 0); // (V, n, d)
     let centre = stacked.clone().narrow(0, 0, n_global).mean_dim(0); // (1, n, d)
     let sq_dev = (stacked.clone() - centre).powi_scalar(2);
-    Ok(JepaPieces {
-        st,
-        stacked,
-        sq_dev,
-    })
+    Ok(JepaPieces { stacked, sq_dev })
+}
+
+/// SIGReg's directions (drawn from the seeded stream at `step`) and quadrature for
+/// embeddings of width `d`, on `device`.
+pub(crate) fn sigreg_tensors<B: Backend>(
+    loss: &LossConfig,
+    d: usize,
+    seed: u64,
+    step: usize,
+    device: &B::Device,
+) -> Result<SigregTensors<B>> {
+    let q = Quadrature::new(loss.t_max, loss.knots)?;
+    let dirs = random_directions(d, loss.slices, seed, step as u64);
+    Ok(SigregTensors::<B>::new(&dirs, d, &q, device))
 }
 
 /// Reads a `[1]` tensor as f64 (one device sync).
@@ -425,12 +443,13 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         epsilon: 1e-8,
         weight_decay: optim.weight_decay as f32,
     });
-    let (mut start, mut best) = (0, None);
+    let (mut start, mut best, mut plateau) = (0, None, Plateau::default());
     if let Some(ck) = resume {
         model = module_from_bytes::<B, _>(model, &ck.model, device)?;
         opt = opt.load_record(record_from_bytes::<B, _>(&ck.optim, device)?);
         start = ck.meta.step;
         best = ck.meta.best;
+        plateau = ck.meta.plateau.clone();
     }
     let sched = WarmupCosine {
         peak: optim.lr,
@@ -440,25 +459,29 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     };
     let mut last_loss = f64::NAN;
     let (mut t_mark, mut items_since) = (sink.now(), 0usize);
-    let save = |model: &T::Model, opt: &_, step: usize, best: Option<f64>| -> Result<Checkpoint> {
+    let save = |model: &T::Model,
+                opt: &_,
+                step: usize,
+                best: Option<f64>,
+                plateau: &Plateau|
+     -> Result<Checkpoint> {
         let opt: &burn::optim::adaptor::OptimizerAdaptor<crate::adamw::AdamW, T::Model, B> = opt;
         let m = module_to_bytes::<B, _>(model)?;
         let o = record_to_bytes::<B, _>(opt.to_record())?;
-        Ok(Checkpoint::new(
-            step,
-            run.seed,
-            config_toml.to_string(),
-            best,
-            m,
-            o,
-        ))
+        let mut ck = Checkpoint::new(step, run.seed, config_toml.to_string(), best, m, o);
+        ck.meta.plateau = plateau.clone();
+        Ok(ck)
     };
     // `stop_at` ends this invocation early (with a checkpoint) without changing the schedule.
-    let end = if run.stop_at > 0 {
+    let mut end = if run.stop_at > 0 {
         run.stop_at.min(run.steps)
     } else {
         run.steps
     };
+    // A run that stopped on its plateau is finished: resuming it trains no further.
+    if let Some(stopped) = plateau.stopped_at {
+        end = stopped.min(end);
+    }
     for step in start..end {
         // 1-5. Views, forward and losses (the task's part), guards, backward.
         let (loss, terms, std, mut grads) = if devices.len() == 1 {
@@ -494,8 +517,9 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         last_loss = loss;
         let done = step + 1;
         sink.progress(done, run.steps, loss);
-        // 8. Metrics, evaluation, checkpoints.
-        let is_last = done == run.steps;
+        // 8. Metrics, evaluation, checkpoints; the plateau rule may end the run here.
+        let converged = plateau.push(done, loss, run.plateau_window, run.plateau_tol);
+        let is_last = done == run.steps || converged;
         let eval_now = is_last || (run.eval_every > 0 && done % run.eval_every == 0);
         let mut eval = Vec::new();
         if eval_now {
@@ -507,6 +531,9 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
             let mut rec =
                 serde_json::json!({ "step": done, "loss": loss, "lr": lr, "grad_norm": grad_norm });
             if let Some(obj) = rec.as_object_mut() {
+                if converged {
+                    obj.insert("plateau".into(), serde_json::json!(true));
+                }
                 for (k, v) in &terms {
                     obj.insert((*k).to_string(), serde_json::json!(v));
                 }
@@ -533,11 +560,15 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
             let score = eval.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
             if let Some(s) = score.filter(|s| best.is_none_or(|b| *s > b)) {
                 best = Some(s);
-                sink.save("best", &save(&model, &opt, done, best)?)?;
+                sink.save("best", &save(&model, &opt, done, best, &plateau)?)?;
             }
         }
         if is_last || done == end || done % run.checkpoint_every.max(1) == 0 {
-            sink.save("latest", &save(&model, &opt, done, best)?)?;
+            sink.save("latest", &save(&model, &opt, done, best, &plateau)?)?;
+        }
+        if converged {
+            end = done;
+            break;
         }
     }
     Ok(TrainSummary {

@@ -14,7 +14,10 @@
 
 use super::train_scene::run_in_folder;
 use anyhow::{Context, Result, bail};
-use prh_core::demo::{DemoConfig, KindResults, KindTheory, evaluate, kind_theory};
+use prh_core::config::LossKind;
+use prh_core::demo::{
+    Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate, kind_theory,
+};
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
@@ -85,6 +88,16 @@ fn print_theory(t: &KindTheory) {
             m.gap
         );
     }
+    for m in [&t.image, &t.text] {
+        if !m.unique {
+            println!(
+                "  {:?}: the gap after d = {} is zero: the top-d subspace is not unique, so \
+                 the theorem gives no unique representation (uniqueness does not hold); F \
+                 below is one arbitrary basis of a degenerate window",
+                m.modality, t.d
+            );
+        }
+    }
     let c = &t.cross;
     println!(
         "  image vs text (predicted): sin-theta op {:.3}, fro {:.3}; Davis-Kahan bound {}, Yu-Wang-Samworth {}",
@@ -101,24 +114,26 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 
 fn print_table(results: &[KindResults]) {
     println!(
-        "\n{:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>13} {:>13}",
-        "views", "", "mutual-kNN", "(null)", "CKA", "R@1", "image vs F", "text vs F"
+        "\n{:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
+        "loss", "views", "", "mutual-kNN", "(null)", "CKA", "R@1", "image vs F", "text vs F"
     );
+    let vs = |v: &prh_core::demo::LearnedVsTheory| {
+        format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op)
+    };
     for r in results {
         let rows = [
             (
                 "learned",
                 &r.learned,
-                Some((&r.image_vs_theory, &r.text_vs_theory)),
+                Some((vs(&r.image_vs_theory), vs(&r.text_vs_theory))),
             ),
             ("predicted", &r.predicted, None),
         ];
-        for (name, a, vs) in rows {
-            let (iv, tv) = vs.map_or(("".into(), "".into()), |(i, t)| {
-                (format!("CKA {:.2}", i.cka), format!("CKA {:.2}", t.cka))
-            });
+        for (name, a, against) in rows {
+            let (iv, tv) = against.unwrap_or_default();
             println!(
-                "{:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>13} {:>13}",
+                "{:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+                r.loss.name(),
                 label(r.kind),
                 name,
                 a.mutual_knn,
@@ -129,10 +144,17 @@ fn print_table(results: &[KindResults]) {
                 tv
             );
         }
+        if !r.theorem_applies {
+            println!(
+                "          ^ no gap after d: the top-d subspace is not unique, so the theorem \
+                 predicts no unique representation and this is no test of alignment"
+            );
+        }
     }
     if let Some(r) = results.first() {
         println!(
-            "(R@1: captions ranked for {} held-out pictures after a rotation fit on {} states; chance {:.3})",
+            "(R@1: captions ranked for {} held-out pictures after a rotation fit on {} states; chance {:.3}; \
+             sin: ||sin Theta||_op of the encoder's top-d subspace to span(F))",
             r.learned.n_test, r.learned.n_fit, r.learned.r1_chance
         );
     }
@@ -147,6 +169,91 @@ fn fresh_run_folder(dir: &Path) -> Result<()> {
             .with_context(|| format!("removing the earlier {}", metrics.display()))?;
     }
     Ok(())
+}
+
+/// The folder name of one run, e.g. `spectral_good_image`.
+fn run_name(loss: LossKind, kind: ViewKind, m: Modality) -> String {
+    let m = match m {
+        Modality::Image => "image",
+        Modality::Text => "text",
+    };
+    format!("{}_{}_{m}", loss.name(), label(kind))
+}
+
+/// A run's convergence: its steps, whether the plateau stopped it, and its evaluations
+/// against the prediction (the `eval` records of its metrics.jsonl).
+fn convergence(dir: &Path, steps: usize) -> Result<Convergence> {
+    let path = dir.join("metrics.jsonl");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Convergence {
+        steps,
+        ..Convergence::default()
+    };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let rec: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{}: a line is not JSON", path.display()))?;
+        out.plateau |= rec["plateau"].as_bool().unwrap_or(false);
+        let eval = &rec["eval"];
+        if let (Some(step), Some(loss), Some(cka), Some(sin)) = (
+            rec["step"].as_u64(),
+            rec["loss"].as_f64(),
+            eval["cka_to_theory"].as_f64(),
+            eval["sin_theta_to_theory"].as_f64(),
+        ) {
+            out.curve.push(CurvePoint {
+                step: step as usize,
+                loss,
+                cka_to_theory: cka,
+                sin_theta_to_theory: sin,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Trains the image and the caption encoder of one objective and view kind, each in its
+/// run folder, and evaluates them against the theory; writes their paired embeddings.
+fn train_and_evaluate(
+    args: &Args,
+    cfg: &DemoConfig,
+    world: &SceneWorld,
+    t: &KindTheory,
+    loss: LossKind,
+    device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
+    emb_dir: &Path,
+) -> Result<KindResults> {
+    let k = label(t.kind);
+    let train = |m: Modality| -> Result<(SceneModel<_>, Convergence)> {
+        let name = run_name(loss, t.kind, m);
+        let dir = args.out.join(&name);
+        fresh_run_folder(&dir)?;
+        let run_cfg = cfg.run_config(m, t.kind, loss);
+        let out = run_in_folder::<DemoBackend>(&run_cfg, &dir, None, false, device, Some(&name))
+            .with_context(|| format!("training the {k}-view {} encoder", loss.name()))?;
+        Ok((out.model, convergence(&dir, out.steps)?))
+    };
+    let (image, image_training) = train(Modality::Image)?;
+    let (text, text_training) = train(Modality::Text)?;
+    let (SceneModel::Image(image), SceneModel::Caption(caption)) = (image, text) else {
+        bail!("internal: a scene run returned the other modality's encoder");
+    };
+    let (image, (text, tokenizer)) = (*image, *caption);
+    if t.kind == ViewKind::Good {
+        write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+    }
+    let mut r = evaluate(loss, world, t, &image, &text, &tokenizer, cfg, device)
+        .with_context(|| format!("evaluating the {k}-view {} encoders", loss.name()))?;
+    r.image_training = image_training;
+    r.text_training = text_training;
+    for (m, x) in [
+        (Modality::Image, &r.image_embeddings),
+        (Modality::Text, &r.text_embeddings),
+    ] {
+        let file = emb_dir.join(format!("{}.npy", run_name(loss, t.kind, m)));
+        super::spectral::write_npy(&file, x)?;
+    }
+    Ok(r)
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -183,45 +290,33 @@ pub fn run(args: Args) -> Result<()> {
         .map(|k| kind_theory(&world, k, d).with_context(|| format!("theory of {} views", label(k))))
         .collect::<Result<_>>()?;
     theories.iter().for_each(print_theory);
-    // 2. Training: each modality and view kind separately, each a scene run of
-    // `prh-native train` in its own run folder; no cross-modal pair anywhere.
+    // 2. Training: each objective, modality and view kind separately, each a scene run
+    // of `prh-native train` in its own run folder; no cross-modal pair anywhere.
     let device = Default::default();
     let emb_dir = args.out.join("embeddings");
     std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
     println!(
-        "\ntraining 4 encoders ({} image steps, {} caption steps each) ...",
-        cfg.image.run.steps, cfg.caption.run.steps
+        "\ntraining {} encoders (budgets: {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
+        4 * cfg.losses.len(),
+        cfg.image.run.steps,
+        cfg.caption.run.steps
     );
     let mut results = Vec::new();
-    for t in &theories {
-        let k = label(t.kind);
-        let train = |m: Modality, name: &str| -> Result<SceneModel<_>> {
-            let dir = args.out.join(format!("{k}_{name}"));
-            fresh_run_folder(&dir)?;
-            let run_cfg = cfg.run_config(m, t.kind);
-            let tag = format!("{k} {name}");
-            run_in_folder::<DemoBackend>(&run_cfg, &dir, None, false, &device, Some(&tag))
-                .map(|out| out.model)
-                .with_context(|| format!("training the {k}-view {name} encoder"))
-        };
-        let image = train(Modality::Image, "image")?;
-        let text = train(Modality::Text, "text")?;
-        let (SceneModel::Image(image), SceneModel::Caption(caption)) = (image, text) else {
-            bail!("internal: a scene run returned the other modality's encoder");
-        };
-        let (image, (text, tokenizer)) = (*image, *caption);
-        if t.kind == ViewKind::Good {
-            write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+    for &loss in &cfg.losses {
+        for t in &theories {
+            let r = train_and_evaluate(&args, &cfg, &world, t, loss, &device, &emb_dir)?;
+            println!(
+                "  {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
+                loss.name(),
+                label(t.kind),
+                r.image_training.steps,
+                if r.image_training.plateau { " (plateau)" } else { " (budget)" },
+                r.text_training.steps,
+                if r.text_training.plateau { " (plateau)" } else { " (budget)" },
+                t0.elapsed().as_secs_f64()
+            );
+            results.push(r);
         }
-        println!(
-            "  {k}-view encoders trained ({:.0} s so far)",
-            t0.elapsed().as_secs_f64()
-        );
-        let r = evaluate(&world, t, &image, &text, &tokenizer, &cfg, &device)
-            .with_context(|| format!("evaluating the {k}-view encoders"))?;
-        super::spectral::write_npy(&emb_dir.join(format!("{k}_image.npy")), &r.image_embeddings)?;
-        super::spectral::write_npy(&emb_dir.join(format!("{k}_text.npy")), &r.text_embeddings)?;
-        results.push(r);
     }
     // 3. Report.
     print_table(&results);
@@ -249,9 +344,13 @@ pub fn run(args: Args) -> Result<()> {
     )?;
     write_text(&args.out.join("spectrum.svg"), &svg::spectrum(&theories))?;
     write_text(&args.out.join("alignment.svg"), &svg::alignment(&results))?;
+    write_text(
+        &args.out.join("convergence.svg"),
+        &svg::convergence(&results),
+    )?;
     write_text(&args.out.join("views.svg"), &svg::views(&world, cfg.seed))?;
     println!(
-        "\nreport: {} (results.json, spectrum.svg, alignment.svg, views.svg, embeddings/, checkpoints); {:.0} s",
+        "\nreport: {} (results.json, spectrum.svg, alignment.svg, convergence.svg, views.svg, embeddings/, checkpoints); {:.0} s",
         args.out.display(),
         t0.elapsed().as_secs_f64()
     );
@@ -262,7 +361,9 @@ pub fn run(args: Args) -> Result<()> {
 mod svg {
     use super::*;
 
-    const COLOURS: [&str; 4] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"];
+    const COLOURS: [&str; 8] = [
+        "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    ];
 
     /// Leading eigenvalues of K for each view kind and modality, the window end marked.
     pub fn spectrum(theories: &[KindTheory]) -> String {
@@ -324,10 +425,20 @@ mod svg {
         s + "</svg>\n"
     }
 
-    /// Grouped bars: mutual k-NN, CKA, R@1 for good/bad x learned/predicted.
+    /// Grouped bars: mutual k-NN, CKA, R@1 for each objective x view kind (learned), and
+    /// the prediction of each view kind.
     pub fn alignment(results: &[KindResults]) -> String {
-        let (w, h, pad) = (640.0, 300.0, 40.0);
+        let (w, h, pad) = (720.0, 320.0, 40.0);
         let metrics = ["mutual 10-NN", "CKA", "R@1"];
+        let mut series: Vec<(String, &prh_core::demo::Alignment)> = results
+            .iter()
+            .map(|r| (format!("{} {}", r.loss.name(), label(r.kind)), &r.learned))
+            .collect();
+        for kind in [ViewKind::Good, ViewKind::Bad] {
+            if let Some(r) = results.iter().find(|r| r.kind == kind) {
+                series.push((format!("predicted {}", label(kind)), &r.predicted));
+            }
+        }
         let mut s = format!(
             "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
         );
@@ -335,9 +446,8 @@ mod svg {
             "<text x='{pad}' y='16'>image vs text alignment: learned (separately trained encoders) vs predicted (theory)</text>\n"
         );
         let group_w = (w - 2.0 * pad) / metrics.len() as f64;
-        let bar_w = group_w / 5.0;
+        let bar_w = group_w / (series.len() + 1) as f64;
         let y = |v: f64| h - pad - (h - 2.0 * pad) * v.clamp(0.0, 1.0);
-        let mut legend = Vec::new();
         for (mi, name) in metrics.iter().enumerate() {
             let x0 = pad + group_w * mi as f64;
             s += &format!(
@@ -345,34 +455,114 @@ mod svg {
                 x0 + bar_w,
                 h - pad + 16.0
             );
-            let mut b = 0;
-            for r in results {
-                for (src, a) in [("learned", &r.learned), ("predicted", &r.predicted)] {
-                    let v = [a.mutual_knn, a.cka, a.r1_image_to_text][mi];
-                    let x = x0 + bar_w * (0.5 + b as f64);
-                    s += &format!(
-                        "<rect x='{x:.1}' y='{:.1}' width='{:.1}' height='{:.1}' fill='{}'/>\n",
-                        y(v),
-                        bar_w * 0.9,
-                        y(0.0) - y(v),
-                        COLOURS[b]
-                    );
-                    s += &format!(
-                        "<text x='{x:.1}' y='{:.1}' font-size='9'>{v:.2}</text>\n",
-                        y(v) - 2.0
-                    );
-                    if mi == 0 {
-                        legend.push((format!("{} {src}", label(r.kind)), COLOURS[b]));
-                    }
-                    b += 1;
-                }
+            for (b, (_, a)) in series.iter().enumerate() {
+                let v = [a.mutual_knn, a.cka, a.r1_image_to_text][mi];
+                let x = x0 + bar_w * (0.5 + b as f64);
+                s += &format!(
+                    "<rect x='{x:.1}' y='{:.1}' width='{:.1}' height='{:.1}' fill='{}'/>\n",
+                    y(v),
+                    bar_w * 0.9,
+                    y(0.0) - y(v),
+                    COLOURS[b % COLOURS.len()]
+                );
+                s += &format!(
+                    "<text x='{x:.1}' y='{:.1}' font-size='8'>{v:.2}</text>\n",
+                    y(v) - 2.0
+                );
             }
         }
-        for (i, (text, c)) in legend.iter().enumerate() {
+        for (i, (text, _)) in series.iter().enumerate() {
+            let (col, row) = (i % 4, i / 4);
             s += &format!(
-                "<rect x='{}' y='26' width='10' height='10' fill='{c}'/><text x='{}' y='35'>{text}</text>\n",
-                pad + 130.0 * i as f64,
-                pad + 14.0 + 130.0 * i as f64
+                "<rect x='{}' y='{}' width='10' height='10' fill='{}'/><text x='{}' y='{}'>{text}</text>\n",
+                pad + 160.0 * col as f64,
+                24.0 + 14.0 * row as f64,
+                COLOURS[i % COLOURS.len()],
+                pad + 14.0 + 160.0 * col as f64,
+                33.0 + 14.0 * row as f64
+            );
+        }
+        s + "</svg>\n"
+    }
+
+    /// Two panels against the training step: each encoder's CKA with the predicted F
+    /// and its subspace's ||sin Theta||_op to span(F), one line per encoder.
+    pub fn convergence(results: &[KindResults]) -> String {
+        let (pw, h, pad) = (380.0, 340.0, 44.0);
+        let w = 2.0 * pw;
+        let lines: Vec<(String, &[CurvePoint], bool)> = results
+            .iter()
+            .flat_map(|r| {
+                let name = format!("{} {}", r.loss.name(), label(r.kind));
+                [
+                    (format!("{name} image"), r.image_training.curve.as_slice(), false),
+                    (format!("{name} text"), r.text_training.curve.as_slice(), true),
+                ]
+            })
+            .collect();
+        let max_step = lines
+            .iter()
+            .flat_map(|(_, c, _)| c.iter().map(|p| p.step))
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        let mut s = format!(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
+        );
+        for (panel, title) in [
+            "CKA with the predicted F (1 = reached)",
+            "sin-theta to span(F) (0 = reached)",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let x0 = panel as f64 * pw;
+            let x = |step: usize| x0 + pad + (pw - 1.5 * pad) * step as f64 / max_step;
+            let y = |v: f64| h - 2.5 * pad - (h - 4.0 * pad) * v.clamp(0.0, 1.0);
+            s += &format!("<text x='{}' y='16'>{title}</text>\n", x0 + pad);
+            for v in [0.0, 0.5, 1.0] {
+                s += &format!(
+                    "<text x='{}' y='{}'>{v:.1}</text><line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#eee'/>\n",
+                    x0 + 12.0,
+                    y(v) + 4.0,
+                    x(0),
+                    y(v),
+                    x(max_step as usize),
+                    y(v)
+                );
+            }
+            s += &format!(
+                "<text x='{}' y='{}'>step (max {max_step:.0})</text>\n",
+                x0 + pw / 2.0 - 30.0,
+                h - 2.5 * pad + 16.0
+            );
+            for (i, (_, curve, dashed)) in lines.iter().enumerate() {
+                let pts: Vec<String> = curve
+                    .iter()
+                    .map(|p| {
+                        let v = if panel == 0 { p.cka_to_theory } else { p.sin_theta_to_theory };
+                        format!("{:.1},{:.1}", x(p.step), y(v))
+                    })
+                    .collect();
+                s += &format!(
+                    "<polyline points='{}' fill='none' stroke='{}' stroke-width='1.5'{}/>\n",
+                    pts.join(" "),
+                    COLOURS[(i / 2) % COLOURS.len()],
+                    if *dashed { " stroke-dasharray='4 2'" } else { "" }
+                );
+            }
+        }
+        for (i, (name, _, dashed)) in lines.iter().enumerate() {
+            let (col, row) = (i % 4, i / 4);
+            let (lx, ly) = (pad + 180.0 * col as f64, h - 2.0 * pad + 16.0 + 14.0 * row as f64);
+            s += &format!(
+                "<line x1='{lx}' y1='{}' x2='{}' y2='{}' stroke='{}' stroke-width='1.5'{}/><text x='{}' y='{ly}'>{name}</text>\n",
+                ly - 4.0,
+                lx + 16.0,
+                ly - 4.0,
+                COLOURS[(i / 2) % COLOURS.len()],
+                if *dashed { " stroke-dasharray='4 2'" } else { "" },
+                lx + 20.0
             );
         }
         s + "</svg>\n"
