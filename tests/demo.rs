@@ -103,7 +103,10 @@ fn quick_demo_writes_a_well_formed_report() {
         ("Sigreg", "Good"),
         ("Sigreg", "Bad"),
     ]) {
-        assert_eq!((r["loss"].as_str(), r["kind"].as_str()), (Some(loss), Some(kind)));
+        assert_eq!(
+            (r["loss"].as_str(), r["kind"].as_str()),
+            (Some(loss), Some(kind))
+        );
         assert_eq!(r["theorem_applies"], true);
         for m in ["image_training", "text_training"] {
             let steps = r[m]["steps"].as_u64().unwrap();
@@ -112,7 +115,12 @@ fn quick_demo_writes_a_well_formed_report() {
             assert_eq!(curve.last().unwrap()["step"].as_u64(), Some(steps), "{m}");
         }
         // The last point of the curve is the final model: the report's own comparison.
-        let last = r["image_training"]["curve"].as_array().unwrap().last().unwrap().clone();
+        let last = r["image_training"]["curve"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
         let final_cka = r["image_vs_theory"]["cka"].as_f64().unwrap();
         assert!((last["cka_to_theory"].as_f64().unwrap() - final_cka).abs() < 1e-9);
     }
@@ -238,7 +246,12 @@ fn quick_demo_writes_a_well_formed_report() {
         serde_json::from_str(&std::fs::read_to_string(out.join("embeddings/states.json")).unwrap())
             .unwrap();
     assert_eq!(states.as_array().unwrap().len() as u64, n);
-    for svg in ["spectrum.svg", "alignment.svg", "convergence.svg", "views.svg"] {
+    for svg in [
+        "spectrum.svg",
+        "alignment.svg",
+        "convergence.svg",
+        "views.svg",
+    ] {
         let text = std::fs::read_to_string(out.join(svg)).unwrap();
         assert!(
             text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
@@ -348,10 +361,10 @@ fn scene_runs_resume_exactly() {
 /// The shipped configs are the demo's four runs: one way to configure the scene JEPAs.
 #[test]
 fn scene_configs_are_the_demo_settings() {
+    use prh_core::config::LossKind;
     use prh_core::demo::DemoConfig;
     use prh_core::scene::{Modality, ViewKind};
     use prh_core::scene_run::SceneTrainConfig;
-    use prh_core::config::LossKind;
     let demo = DemoConfig::full(0);
     let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
     for (file, m, kind) in [

@@ -342,6 +342,42 @@ pub fn record_from_bytes<B: Backend, R: Record<B>>(bytes: &[u8], device: &B::Dev
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plateau rule: windows of 3 steps on a loss that falls, then flattens; it stops
+    /// on the first window that improves by less than 10% of the drop so far, and a rule
+    /// fed the same losses in two halves (a resume through the serialised state) agrees.
+    #[test]
+    fn the_plateau_rule_stops_when_the_loss_flattens() {
+        let losses: Vec<f64> = (0..30)
+            .map(|i| {
+                if i < 12 {
+                    -(i as f64)
+                } else {
+                    -11.0 - 0.01 * i as f64
+                }
+            })
+            .collect();
+        let run = |xs: &[f64], p: &mut Plateau, from: usize| {
+            xs.iter()
+                .enumerate()
+                .find(|(i, l)| p.push(from + i + 1, **l, 3, 0.1))
+                .map(|(i, _)| from + i + 1)
+        };
+        let mut p = Plateau::default();
+        let stop = run(&losses, &mut p, 0);
+        assert_eq!(stop, Some(18), "{p:?}");
+        assert_eq!(p.stopped_at, Some(18));
+        assert!(p.push(19, 0.0, 3, 0.1), "a stopped run stays stopped");
+        let mut q = Plateau::default();
+        assert_eq!(run(&losses[..10], &mut q, 0), None);
+        let mut q: Plateau = serde_json::from_str(&serde_json::to_string(&q).unwrap()).unwrap();
+        assert_eq!(run(&losses[10..], &mut q, 10), Some(18));
+        // Window 0 is off; a rising loss never counts as converged.
+        let mut off = Plateau::default();
+        assert!(!(1..100).any(|i| off.push(i, 1.0, 0, 0.1)));
+        let mut rising = Plateau::default();
+        assert!(!(1..100).any(|i| rising.push(i, i as f64, 3, 0.1)));
+    }
     use burn::backend::NdArray;
     use burn::nn::{Linear, LinearConfig};
 

@@ -635,6 +635,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("nope"), "{e}");
+        // An unknown objective is refused, naming the field and the valid ones.
+        let e = TrainConfig::from_toml("cfg.toml", "[loss]\nkind = \"vicreg\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cfg.toml") && e.contains("kind") && e.contains("spectral"),
+            "{e}"
+        );
+        let c = TrainConfig::from_toml("cfg.toml", "[loss]\nkind = \"spectral\"\n", &[]).unwrap();
+        assert_eq!(c.loss.kind, LossKind::Spectral);
+        let e = TrainConfig::from_toml(
+            "cfg.toml",
+            "[run]\nplateau_window = 5\nplateau_tol = 0\n",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("run.plateau_tol"), "{e}");
     }
 
     #[test]

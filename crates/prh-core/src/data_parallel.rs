@@ -588,8 +588,8 @@ fn combine_spectral<B: AutodiffBackend>(
             let mean = ((s.first * first_c).sum().mul_scalar(2.0) - s.first_within)
                 .div_scalar(c_ind)
                 .mul_scalar(2.0);
-            let second = ((s.second * second_c).sum().mul_scalar(2.0) - s.second_within)
-                .div_scalar(c_ind);
+            let second =
+                ((s.second * second_c).sum().mul_scalar(2.0) - s.second_within).div_scalar(c_ind);
             pos + mean + second
         })
         .collect();

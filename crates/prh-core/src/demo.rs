@@ -342,7 +342,7 @@ impl DemoConfig {
             // relative 6e-7), in 95 s instead of 171 s on two cores.
             data_parallel: 2,
             // The curve of alignment to the prediction (crate::scene_theory::TheoryProbe).
-            eval_every: 25,
+            eval_every: 50,
             // Stop on the loss's plateau; `steps` is the budget.
             plateau_window: 50,
             plateau_tol: 0.01,

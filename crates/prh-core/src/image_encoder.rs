@@ -405,7 +405,12 @@ impl<B: AutodiffBackend> TrainTask<B> for CaptionJepaTask {
             return Ok(Vec::new());
         };
         let device = model.devices().into_iter().next().unwrap_or_default();
-        probe.score(&embed_captions(model, &self.tokenizer, &probe.views, &device)?)
+        probe.score(&embed_captions(
+            model,
+            &self.tokenizer,
+            &probe.views,
+            &device,
+        )?)
     }
 }
 

@@ -304,7 +304,11 @@ mod tests {
         }
         // Corrupted views too: every factor hidden, and the hidden-shape synonyms.
         for text in ["shape :", "object :", "a small shape in the top left"] {
-            assert_eq!(tok.encode(text).unwrap().len(), bert_words(text).len(), "{text}");
+            assert_eq!(
+                tok.encode(text).unwrap().len(),
+                bert_words(text).len(),
+                "{text}"
+            );
         }
         assert_eq!(
             bert_words("A red-ish Circle, top"),

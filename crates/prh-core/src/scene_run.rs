@@ -269,7 +269,13 @@ impl SceneTrainConfig {
     /// What the run's evaluations compare the encoder with: the predicted F of its
     /// modality and view kind in dimension d ([`TheoryProbe`]).
     pub fn probe(&self, world: &SceneWorld) -> Result<TheoryProbe> {
-        TheoryProbe::new(world, self.modality()?, self.view_kind()?, self.d(), self.run.seed)
+        TheoryProbe::new(
+            world,
+            self.modality()?,
+            self.view_kind()?,
+            self.d(),
+            self.run.seed,
+        )
     }
 
     /// The image JEPA task ([`ImageJepaTask`]) of this config.

@@ -45,7 +45,6 @@ pub struct ModalityTheory {
     pub u: Matrix,
 }
 
-
 /// K's spectrum, gap and F = D^-1/2 U_d for one modality and view kind, through the theory
 /// engine ([`crate::theorem::analyse`] on [`SceneWorld::pi`]; paper §2).
 ///
@@ -82,7 +81,6 @@ pub fn modality_theory(
     })
 }
 
-
 /// Principal angles between the column spaces of two orthonormal `[n, d]` matrices:
 /// cos theta_j = sigma_j(U1^T U2); returns (||sin Theta||_op, ||sin Theta||_F, angles°).
 pub fn principal_angles(u1: &Matrix, u2: &Matrix) -> Result<(f64, f64, Vec<f64>)> {
@@ -95,7 +93,6 @@ pub fn principal_angles(u1: &Matrix, u2: &Matrix) -> Result<(f64, f64, Vec<f64>)
     deg.sort_by(|a, b| a.total_cmp(b));
     Ok((op, fro, deg))
 }
-
 
 /// One uncorrupted rendering per augmented state (z, u) of modality m, in
 /// [`SceneWorld::pi`]'s index order (s = z |U_m| + u); style seeds drawn from `seed`.
@@ -193,7 +190,6 @@ pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedV
     })
 }
 
-
 /// Seed of the renderings at which a run of modality `m` seeded `seed` is compared with
 /// its prediction ([`augmented_views`]); the demo's final comparison uses the same ones.
 pub fn probe_seed(seed: u64, m: Modality) -> u64 {
@@ -219,7 +215,13 @@ pub struct TheoryProbe {
 impl TheoryProbe {
     /// The probe of modality `m` under `kind` views in dimension `d` (seeded by the run
     /// seed, [`probe_seed`]).
-    pub fn new(world: &SceneWorld, m: Modality, kind: ViewKind, d: usize, seed: u64) -> Result<Self> {
+    pub fn new(
+        world: &SceneWorld,
+        m: Modality,
+        kind: ViewKind,
+        d: usize,
+        seed: u64,
+    ) -> Result<Self> {
         Ok(TheoryProbe {
             views: augmented_views(world, m, probe_seed(seed, m)),
             theory: modality_theory(world, m, kind, d)?,
@@ -239,5 +241,58 @@ impl TheoryProbe {
             ("cka_to_theory".to_string(), c.cka),
             ("sin_theta_to_theory".to_string(), c.sin_theta_op),
         ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::SceneConfig;
+
+    /// A world whose window ends inside a degenerate eigenspace: position's visibility
+    /// 0.64 equals the shape x colour product 0.8 x 0.8, so lambda_d = lambda_{d+1} and
+    /// uniqueness does not hold; the demo's world has a gap.
+    #[test]
+    fn a_zero_gap_is_reported_as_no_uniqueness() {
+        let mut c = SceneConfig::quick(0);
+        c.image.factors = [0.8, 0.8, 0.76, 0.64];
+        let w = SceneWorld::new(c).unwrap();
+        let d = 8;
+        let t = modality_theory(&w, Modality::Image, ViewKind::Good, d).unwrap();
+        assert!(!t.unique && t.gap.abs() <= GAP_TOLERANCE, "gap {}", t.gap);
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let t = modality_theory(&w, Modality::Image, ViewKind::Good, d).unwrap();
+        assert!(t.unique && t.gap > 0.05, "gap {}", t.gap);
+    }
+
+    /// d must leave room for an eigenvalue after the window.
+    #[test]
+    fn d_at_or_above_the_states_is_refused() {
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let n = w.n_augmented(Modality::Text);
+        for d in [0, n - 1, n, n + 5] {
+            let e = modality_theory(&w, Modality::Text, ViewKind::Good, d)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains(&format!("d = {d}")) && e.contains("augmented states"),
+                "{e}"
+            );
+        }
+    }
+
+    /// The probe scores F itself as reached (CKA 1, sin-theta 0).
+    #[test]
+    fn the_probe_scores_the_prediction_as_reached() {
+        let w = SceneWorld::new(SceneConfig::quick(2)).unwrap();
+        let p = TheoryProbe::new(&w, Modality::Image, ViewKind::Bad, 8, 0).unwrap();
+        let rows: Vec<Vec<f64>> = (0..p.theory.f.nrows())
+            .map(|i| (0..8).map(|j| p.theory.f[(i, j)]).collect())
+            .collect();
+        let s = p.score(&rows).unwrap();
+        assert_eq!(s[0].0, "cka_to_theory");
+        assert!((s[0].1 - 1.0).abs() < 1e-9 && s[1].1 < 1e-6, "{s:?}");
+        assert_eq!(p.views.len(), w.n_augmented(Modality::Image));
     }
 }

@@ -236,15 +236,22 @@ mod tests {
                 f = Matrix::from_fn(n, d, |i, j| f[(i, j)] - eta * g[(i, j)] / kernel.p[i]);
             }
             let g = Matrix::from_fn(n, d, |i, j| kernel.p[i].sqrt() * f[(i, j)]);
-            let basis = crate::linalg::svd(g.as_ref()).unwrap().u.subcols(0, d).to_owned();
+            let basis = crate::linalg::svd(g.as_ref())
+                .unwrap()
+                .u
+                .subcols(0, d)
+                .to_owned();
             let (sin_op, _, _) = principal_angles(&basis, &u).unwrap();
             assert!(sin_op < 1e-4, "{kind:?}: sin-theta {sin_op:e}");
             // f^T D f = Lambda_d up to the rotation: same eigenvalues.
-            let mut ev = crate::linalg::sym_eigenvalues(second_moment(&kernel.p, &f).as_ref())
-                .unwrap();
+            let mut ev =
+                crate::linalg::sym_eigenvalues(second_moment(&kernel.p, &f).as_ref()).unwrap();
             ev.sort_by(|a, b| b.total_cmp(a));
             for (a, b) in ev.iter().zip(&lambda) {
-                assert!((a - b).abs() < 1e-6, "{kind:?}: scaling {ev:?} vs {lambda:?}");
+                assert!(
+                    (a - b).abs() < 1e-6,
+                    "{kind:?}: scaling {ev:?} vs {lambda:?}"
+                );
             }
             let minimum: f64 = -lambda.iter().map(|l| l * l).sum::<f64>();
             let reached = population_loss(&pi, &f);
@@ -269,7 +276,11 @@ mod tests {
                 population_loss(&pi, &x)
             };
             let fd = (shifted(h) - shifted(-h)) / (2.0 * h);
-            assert!((fd - g[(i, j)]).abs() < 1e-6 * (1.0 + fd.abs()), "{fd} vs {}", g[(i, j)]);
+            assert!(
+                (fd - g[(i, j)]).abs() < 1e-6 * (1.0 + fd.abs()),
+                "{fd} vs {}",
+                g[(i, j)]
+            );
         }
     }
 
@@ -302,10 +313,8 @@ mod tests {
                     }
                 }
             }
-            let t = Tensor::<NdArray, 3>::from_data(
-                TensorData::new(data, [views, groups, d]),
-                &device,
-            );
+            let t =
+                Tensor::<NdArray, 3>::from_data(TensorData::new(data, [views, groups, d]), &device);
             let sums = spectral_sums(t);
             let l = spectral_loss_from_sums(&sums).unwrap();
             samples.push(l.total.into_scalar().elem::<f64>());

@@ -208,6 +208,14 @@ fn full_jepa_step_matches_single_device() {
     compare("bad", &[], 5);
 }
 
+/// The spectral loss (`loss.kind = "spectral"`): its group sums add up over shards, so
+/// W = 2 gives the single-device loss, terms and gradient.
+#[test]
+fn spectral_step_matches_single_device() {
+    compare("good", &["loss.kind=spectral"], 1);
+    compare("bad", &["loss.kind=spectral"], 4);
+}
+
 #[test]
 fn next_token_step_matches_single_device() {
     compare("next-token", &[], 2);
@@ -217,22 +225,28 @@ fn next_token_step_matches_single_device() {
 /// 32 states x 4 views), good and bad views.
 #[test]
 fn scene_steps_match_single_device() {
+    use prh_core::config::LossKind;
     use prh_core::demo::DemoConfig;
     use prh_core::render_text::caption_tokenizer;
     use prh_core::scene::{Modality, ViewKind};
     let demo = DemoConfig::quick(5);
     let device = Default::default();
-    for kind in [ViewKind::Good, ViewKind::Bad] {
-        let cfg = demo.run_config(Modality::Image, kind);
+    for (kind, loss) in [
+        (ViewKind::Good, LossKind::Sigreg),
+        (ViewKind::Bad, LossKind::Sigreg),
+        (ViewKind::Good, LossKind::Spectral),
+        (ViewKind::Bad, LossKind::Spectral),
+    ] {
+        let cfg = demo.run_config(Modality::Image, kind, loss);
         let world = cfg.build_world().unwrap();
         let mut t = cfg.image_task(&world).unwrap();
         let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
-        compare_task(&format!("image {kind:?}"), &mut t, &model, 1);
-        let cfg = demo.run_config(Modality::Text, kind);
+        compare_task(&format!("image {kind:?} {loss:?}"), &mut t, &model, 1);
+        let cfg = demo.run_config(Modality::Text, kind, loss);
         let tok = caption_tokenizer(&world).unwrap();
         let mut t = cfg.caption_task(&world, &tok).unwrap();
         let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
-        compare_task(&format!("caption {kind:?}"), &mut t, &model, 2);
+        compare_task(&format!("caption {kind:?} {loss:?}"), &mut t, &model, 2);
     }
 }
 

@@ -117,9 +117,8 @@ fn print_table(results: &[KindResults]) {
         "\n{:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
         "loss", "views", "", "mutual-kNN", "(null)", "CKA", "R@1", "image vs F", "text vs F"
     );
-    let vs = |v: &prh_core::demo::LearnedVsTheory| {
-        format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op)
-    };
+    let vs =
+        |v: &prh_core::demo::LearnedVsTheory| format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op);
     for r in results {
         let rows = [
             (
@@ -310,9 +309,17 @@ pub fn run(args: Args) -> Result<()> {
                 loss.name(),
                 label(t.kind),
                 r.image_training.steps,
-                if r.image_training.plateau { " (plateau)" } else { " (budget)" },
+                if r.image_training.plateau {
+                    " (plateau)"
+                } else {
+                    " (budget)"
+                },
                 r.text_training.steps,
-                if r.text_training.plateau { " (plateau)" } else { " (budget)" },
+                if r.text_training.plateau {
+                    " (plateau)"
+                } else {
+                    " (budget)"
+                },
                 t0.elapsed().as_secs_f64()
             );
             results.push(r);
@@ -495,8 +502,16 @@ mod svg {
             .flat_map(|r| {
                 let name = format!("{} {}", r.loss.name(), label(r.kind));
                 [
-                    (format!("{name} image"), r.image_training.curve.as_slice(), false),
-                    (format!("{name} text"), r.text_training.curve.as_slice(), true),
+                    (
+                        format!("{name} image"),
+                        r.image_training.curve.as_slice(),
+                        false,
+                    ),
+                    (
+                        format!("{name} text"),
+                        r.text_training.curve.as_slice(),
+                        true,
+                    ),
                 ]
             })
             .collect();
@@ -540,7 +555,11 @@ mod svg {
                 let pts: Vec<String> = curve
                     .iter()
                     .map(|p| {
-                        let v = if panel == 0 { p.cka_to_theory } else { p.sin_theta_to_theory };
+                        let v = if panel == 0 {
+                            p.cka_to_theory
+                        } else {
+                            p.sin_theta_to_theory
+                        };
                         format!("{:.1},{:.1}", x(p.step), y(v))
                     })
                     .collect();
@@ -548,20 +567,31 @@ mod svg {
                     "<polyline points='{}' fill='none' stroke='{}' stroke-width='1.5'{}/>\n",
                     pts.join(" "),
                     COLOURS[(i / 2) % COLOURS.len()],
-                    if *dashed { " stroke-dasharray='4 2'" } else { "" }
+                    if *dashed {
+                        " stroke-dasharray='4 2'"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
         for (i, (name, _, dashed)) in lines.iter().enumerate() {
             let (col, row) = (i % 4, i / 4);
-            let (lx, ly) = (pad + 180.0 * col as f64, h - 2.0 * pad + 16.0 + 14.0 * row as f64);
+            let (lx, ly) = (
+                pad + 180.0 * col as f64,
+                h - 2.0 * pad + 16.0 + 14.0 * row as f64,
+            );
             s += &format!(
                 "<line x1='{lx}' y1='{}' x2='{}' y2='{}' stroke='{}' stroke-width='1.5'{}/><text x='{}' y='{ly}'>{name}</text>\n",
                 ly - 4.0,
                 lx + 16.0,
                 ly - 4.0,
                 COLOURS[(i / 2) % COLOURS.len()],
-                if *dashed { " stroke-dasharray='4 2'" } else { "" },
+                if *dashed {
+                    " stroke-dasharray='4 2'"
+                } else {
+                    ""
+                },
                 lx + 20.0
             );
         }
