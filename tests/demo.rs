@@ -95,17 +95,29 @@ fn quick_demo_writes_a_well_formed_report() {
     );
     let theory = report["theory"].as_array().unwrap();
     let results = report["results"].as_array().unwrap();
-    // The theorem's objective, then the paper's; good then bad views each.
-    assert_eq!((theory.len(), results.len()), (2, 4));
-    for (r, (loss, kind)) in results.iter().zip([
-        ("Spectral", "Good"),
-        ("Spectral", "Bad"),
-        ("Sigreg", "Good"),
-        ("Sigreg", "Bad"),
-    ]) {
+    // Symbols, then renderings; the theorem's objective, then the paper's; good then bad
+    // views each.
+    let runs: Vec<(&str, &str, &str)> = ["Symbolic", "Rendered"]
+        .into_iter()
+        .flat_map(|o| {
+            [
+                ("Spectral", "Good"),
+                ("Spectral", "Bad"),
+                ("Sigreg", "Good"),
+                ("Sigreg", "Bad"),
+            ]
+            .map(|(l, k)| (o, l, k))
+        })
+        .collect();
+    assert_eq!((theory.len(), results.len()), (2, runs.len()));
+    for (r, &(observation, loss, kind)) in results.iter().zip(&runs) {
         assert_eq!(
-            (r["loss"].as_str(), r["kind"].as_str()),
-            (Some(loss), Some(kind))
+            (
+                r["observation"].as_str(),
+                r["loss"].as_str(),
+                r["kind"].as_str()
+            ),
+            (Some(observation), Some(loss), Some(kind))
         );
         assert_eq!(r["theorem_applies"], true);
         for m in ["image_training", "text_training"] {
@@ -206,14 +218,15 @@ fn quick_demo_writes_a_well_formed_report() {
     }
     assert_finite(&numeric, "results");
 
-    for (loss, kind) in [
-        ("spectral", "good"),
-        ("spectral", "bad"),
-        ("sigreg", "good"),
-        ("sigreg", "bad"),
-    ] {
+    for &(observation, loss, kind) in &runs {
+        let (loss, kind) = (loss.to_lowercase(), kind.to_lowercase());
+        let prefix = if observation == "Symbolic" {
+            "symbolic_"
+        } else {
+            ""
+        };
         for m in ["image", "text"] {
-            let run = format!("{loss}_{kind}_{m}");
+            let run = format!("{prefix}{loss}_{kind}_{m}");
             assert_eq!(
                 npy_shape(&out.join(format!("embeddings/{run}.npy"))),
                 vec![n, d]
@@ -239,6 +252,8 @@ fn quick_demo_writes_a_well_formed_report() {
             let last: Value = serde_json::from_str(metrics.lines().last().unwrap()).unwrap();
             let steps = last["step"].as_u64().unwrap();
             assert!(steps <= 60, "budget of the quick demo: {steps}");
+            let symbolic = cfg.contains("observation = \"symbolic\"");
+            assert_eq!(symbolic, !prefix.is_empty(), "{cfg}");
             assert!(last["loss"].as_f64().unwrap().is_finite());
         }
     }
@@ -364,6 +379,7 @@ fn scene_configs_are_the_demo_settings() {
     use prh_core::config::LossKind;
     use prh_core::demo::DemoConfig;
     use prh_core::scene::{Modality, ViewKind};
+    use prh_core::scene_run::Observation;
     use prh_core::scene_run::SceneTrainConfig;
     let demo = DemoConfig::full(0);
     let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
@@ -378,7 +394,11 @@ fn scene_configs_are_the_demo_settings() {
             let path = configs.join(format!("{file}.toml"));
             let text = std::fs::read_to_string(&path).unwrap();
             let cfg = SceneTrainConfig::from_toml(&file, &text, &[]).unwrap();
-            assert_eq!(cfg, demo.run_config(m, kind, loss), "{file}");
+            assert_eq!(
+                cfg,
+                demo.run_config(m, kind, loss, Observation::Rendered),
+                "{file}"
+            );
         }
     }
 }

@@ -133,8 +133,10 @@ pub struct RunConfig {
     /// Stop on a plateau of the loss: compare mean losses of windows of this many steps
     /// (`crate::checkpoint::Plateau`); `steps` is then the budget. 0: run all `steps`.
     pub plateau_window: usize,
-    /// The plateau's tolerance: stop when a window improves the loss by less than this
-    /// share of the improvement since the first window.
+    /// Windows the plateau rule looks back over (at least 1).
+    pub plateau_patience: usize,
+    /// The plateau's tolerance: stop when the last `plateau_patience` windows lowered the
+    /// best mean loss by less than this share of the drop since the first window.
     pub plateau_tol: f64,
 }
 
@@ -164,6 +166,7 @@ impl Default for RunConfig {
             stop_at: 0,
             data_parallel: 1,
             plateau_window: 0,
+            plateau_patience: 4,
             plateau_tol: 0.01,
         }
     }

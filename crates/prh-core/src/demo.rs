@@ -26,11 +26,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{LossKind, Objective, OptimConfig, RunConfig, TaskConfig, TaskKind};
-use crate::encoder::TextEncoder;
-use crate::image_encoder::{ImageEncoder, embed_captions, embed_views};
 use crate::scene::SceneConfig;
-use crate::scene_run::{SceneTrainConfig, SceneViewsConfig};
-use crate::tokenizer::TextTokenizer;
+use crate::scene_run::{Observation, SceneModel, SceneTrainConfig, SceneViewsConfig};
 use burn::prelude::Backend;
 
 /// The two-modality comparison on the joint space Z x U_image x U_text (paper §2, the
@@ -303,6 +300,12 @@ pub struct DemoConfig {
     /// The objectives trained, each on both view kinds and both modalities: the
     /// theorem's (`spectral`) and the paper's (`sigreg`).
     pub losses: Vec<LossKind>,
+    /// What the encoders observe, each a full set of runs: `symbolic` (the objective and
+    /// the optimiser alone) and `rendered` (pictures and captions).
+    pub observations: Vec<Observation>,
+    /// Step budget of the symbolic runs (they stop on their plateau; a step costs ~1 ms
+    /// with the spectral loss, so the bad views' slow subspace has room to settle).
+    pub symbolic_steps: usize,
 }
 
 impl DemoConfig {
@@ -322,6 +325,7 @@ impl DemoConfig {
             run.eval_every = 10;
             run.plateau_window = 10;
         }
+        c.symbolic_steps = 60;
         c
     }
 
@@ -357,6 +361,7 @@ impl DemoConfig {
             views: SceneViewsConfig {
                 views: 4,
                 batch_size,
+                ..SceneViewsConfig::default()
             },
             optim: OptimConfig {
                 lr: 2e-3,
@@ -379,6 +384,8 @@ impl DemoConfig {
             k: 10,
             seed,
             losses: vec![LossKind::Spectral, LossKind::Sigreg],
+            observations: vec![Observation::Symbolic, Observation::Rendered],
+            symbolic_steps: 2000,
         }
     }
 
@@ -397,8 +404,15 @@ impl DemoConfig {
         self.image.d()
     }
 
-    /// The config of one run: `m`'s settings with `kind` views and objective `loss`.
-    pub fn run_config(&self, m: Modality, kind: ViewKind, loss: LossKind) -> SceneTrainConfig {
+    /// The config of one run: `m`'s settings with `kind` views and objective `loss`, on
+    /// `observation`s.
+    pub fn run_config(
+        &self,
+        m: Modality,
+        kind: ViewKind,
+        loss: LossKind,
+        observation: Observation,
+    ) -> SceneTrainConfig {
         let mut c = match m {
             Modality::Image => self.image.clone(),
             Modality::Text => self.caption.clone(),
@@ -408,6 +422,10 @@ impl DemoConfig {
             ViewKind::Bad => Objective::Bad,
         };
         c.loss.kind = loss;
+        c.views.observation = observation;
+        if observation == Observation::Symbolic {
+            c.run.steps = self.symbolic_steps;
+        }
         c
     }
 }
@@ -443,6 +461,8 @@ pub struct KindResults {
     pub kind: ViewKind,
     /// The objective both encoders were trained with.
     pub loss: LossKind,
+    /// What the encoders observed: renderings (pictures, captions) or symbols.
+    pub observation: Observation,
     /// Whether the theorem's uniqueness holds for both modalities (a positive gap after d):
     /// without it there is no unique representation to align to.
     pub theorem_applies: bool,
@@ -471,41 +491,35 @@ fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
     Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
 }
 
-/// Evaluates trained encoders (trained with `loss`) against the theory of their view kind
-/// (paper §2, §5): each learned representation vs F over all augmented states, and
-/// image-vs-text alignment on one paired rendering per state, learned and predicted. The
-/// caller fills in how each encoder trained ([`Convergence`]).
+/// Evaluates trained encoders (trained with `loss` on `observation`s of their modality)
+/// against the theory of their view kind (paper §2, §5): each learned representation vs F
+/// over all augmented states, and image-vs-text alignment on one paired rendering per
+/// state, learned and predicted. The caller fills in how each encoder trained
+/// ([`Convergence`]).
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate<B: Backend>(
     loss: LossKind,
+    observation: Observation,
     world: &SceneWorld,
     theory: &KindTheory,
-    image: &ImageEncoder<B>,
-    text: &TextEncoder<B>,
-    tokenizer: &TextTokenizer,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
     cfg: &DemoConfig,
     device: &B::Device,
 ) -> Result<KindResults> {
     let seed = probe_seed(cfg.seed, Modality::Image);
-    let xi = to_matrix(embed_views(
-        image,
-        &augmented_views(world, Modality::Image, seed),
-        device,
-    )?);
-    let xt = to_matrix(embed_captions(
-        text,
-        tokenizer,
-        &augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text)),
-        device,
-    )?);
+    let xi = to_matrix(image.embed(&augmented_views(world, Modality::Image, seed), device)?);
+    let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
+    let xt = to_matrix(text.embed(&text_views, device)?);
     let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
     let (pi, pt) = (
-        to_matrix(embed_views(image, &iv, device)?),
-        to_matrix(embed_captions(text, tokenizer, &tv, device)?),
+        to_matrix(image.embed(&iv, device)?),
+        to_matrix(text.embed(&tv, device)?),
     );
     Ok(KindResults {
         kind: theory.kind,
         loss,
+        observation,
         theorem_applies: theory.image.unique && theory.text.unique,
         image_training: Convergence::default(),
         text_training: Convergence::default(),

@@ -275,7 +275,7 @@ impl ImageJepaTask {
 
 /// Keeps `shard`'s states of a `[V][n]` batch of views: `[V][n / W]`
 /// ([`Shard::WHOLE`] keeps all).
-fn shard_views(batch: Vec<Vec<View>>, shard: Shard) -> Vec<Vec<View>> {
+pub(crate) fn shard_views(batch: Vec<Vec<View>>, shard: Shard) -> Vec<Vec<View>> {
     batch.into_iter().map(|views| shard.take(views)).collect()
 }
 
@@ -283,14 +283,14 @@ fn shard_views(batch: Vec<Vec<View>>, shard: Shard) -> Vec<Vec<View>> {
 ///
 /// # Shapes
 /// `z [V n, d]` -> `V` x `[n, d]`
-fn split_views<B: Backend>(z: Tensor<B, 2>, v: usize) -> Vec<Tensor<B, 2>> {
+pub(crate) fn split_views<B: Backend>(z: Tensor<B, 2>, v: usize) -> Vec<Tensor<B, 2>> {
     let n = z.dims()[0] / v.max(1);
     (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect()
 }
 
 /// A scene task's shard output: its view embeddings, every view global (each is pulled
 /// to their mean), and `items` processed.
-fn scene_shard_output<B: Backend>(
+pub(crate) fn scene_shard_output<B: Backend>(
     views: Vec<Tensor<B, 2>>,
     items: usize,
     loss: &LossConfig,
@@ -438,7 +438,7 @@ impl CaptionJepaTask {
 }
 
 /// Reads a `[n, d]` tensor back as rows of f64.
-fn rows_f64<B: Backend>(z: Tensor<B, 2>) -> Result<Vec<Vec<f64>>> {
+pub(crate) fn rows_f64<B: Backend>(z: Tensor<B, 2>) -> Result<Vec<Vec<f64>>> {
     let [_, d] = z.dims();
     let data: Vec<f32> = z
         .into_data()

@@ -11,7 +11,7 @@
 //!   [`text_task`], [`train`] (+ [`config`], [`schedule`], [`checkpoint`], [`rng`],
 //!   [`backend`], [`bundle`])
 //! - the scene world and the demo [2, 7]: [`scene`], [`render_image`], [`render_text`],
-//!   [`scene_theory`], [`image_encoder`], [`scene_run`], [`demo`]
+//!   [`scene_theory`], [`image_encoder`], [`symbolic_encoder`], [`scene_run`], [`demo`]
 //! - experiments on real data [6]: [`experiment`], [`experiment_report`],
 //!   [`experiment_vision`], [`wordnet`], [`scaling_law`]
 //! - shared: [`error`], [`linalg`]
@@ -60,6 +60,7 @@ pub mod shards;
 pub mod sigreg;
 pub mod spectral_loss;
 pub mod spectrum;
+pub mod symbolic_encoder;
 pub mod text_task;
 pub mod theorem;
 pub mod tokenizer;

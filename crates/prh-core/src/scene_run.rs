@@ -29,6 +29,9 @@ use crate::image_encoder::{
 };
 use crate::scene::{Modality, SceneConfig, SceneWorld, View, ViewKind};
 use crate::scene_theory::TheoryProbe;
+use crate::symbolic_encoder::{
+    SymbolicEncoder, SymbolicEncoderConfig, SymbolicJepaTask, embed_symbols,
+};
 use crate::tokenizer::TextTokenizer;
 use crate::train::{RunSink, train};
 use crate::{Error, Result};
@@ -36,11 +39,37 @@ use burn::module::AutodiffModule;
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 
+/// What the encoder observes of a view (`views.observation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Observation {
+    /// The modality's rendering: a 32x32 picture (`scene-image`) or a caption
+    /// (`scene-caption`).
+    #[default]
+    Rendered,
+    /// A one-hot code of what the view shows ([`crate::symbolic_encoder`]), from which the
+    /// predicted representation is linear: tests objective and optimiser without the
+    /// encoder's feature learning.
+    Symbolic,
+}
+
+impl Observation {
+    /// The config spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Observation::Rendered => "rendered",
+            Observation::Symbolic => "symbolic",
+        }
+    }
+}
+
 /// How views are drawn (paper §3: good = two renderings of one state, bad = two
 /// corruptions of one rendering; which one is `run.objective`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SceneViewsConfig {
+    /// `rendered` (pictures or captions) or `symbolic` (one-hot codes of the views).
+    pub observation: Observation,
     /// Views per state (all global: each is pulled to their mean).
     pub views: usize,
     /// States per batch.
@@ -50,6 +79,7 @@ pub struct SceneViewsConfig {
 impl Default for SceneViewsConfig {
     fn default() -> Self {
         Self {
+            observation: Observation::Rendered,
             views: 4,
             batch_size: 64,
         }
@@ -108,6 +138,8 @@ pub struct SceneTrainConfig {
     pub image: ImageEncoderConfig,
     /// Caption encoder sizes and tokenizer (`scene-caption`).
     pub caption: CaptionConfig,
+    /// Symbol encoder sizes (`views.observation = "symbolic"`, either modality).
+    pub symbolic: SymbolicEncoderConfig,
     /// JEPA loss (invariance + lambda SIGReg).
     pub loss: LossConfig,
     /// AdamW and its schedule.
@@ -125,6 +157,7 @@ impl Default for SceneTrainConfig {
             views: SceneViewsConfig::default(),
             image: ImageEncoderConfig::default(),
             caption: CaptionConfig::default(),
+            symbolic: SymbolicEncoderConfig::default(),
             loss: LossConfig::default(),
             optim: OptimConfig::default(),
         }
@@ -149,6 +182,9 @@ impl SceneTrainConfig {
         }
         if self.caption.out_dim == 0 {
             self.caption.out_dim = d;
+        }
+        if self.symbolic.out_dim == 0 {
+            self.symbolic.out_dim = d;
         }
     }
 
@@ -224,6 +260,12 @@ impl SceneTrainConfig {
         }
         if let Err(e) = check_split(self.run.data_parallel, self.views.batch_size) {
             return bad("run.data_parallel", e.to_string());
+        }
+        if self.views.observation == Observation::Symbolic {
+            if self.symbolic.hidden == 0 || self.symbolic.out_dim == 0 {
+                return bad("symbolic", "expected hidden and out_dim >= 1".into());
+            }
+            return Ok(());
         }
         match self.modality()? {
             Modality::Image => {
@@ -322,14 +364,37 @@ impl SceneTrainConfig {
         })
     }
 
+    /// The symbol JEPA task ([`SymbolicJepaTask`]) of this config.
+    pub fn symbolic_task(&self, world: &SceneWorld) -> Result<SymbolicJepaTask> {
+        Ok(SymbolicJepaTask {
+            sampler: self.sampler(world)?,
+            model: self.symbolic.clone(),
+            loss: self.loss.clone(),
+            seed: self.run.seed,
+            probe: Some(self.probe(world)?),
+        })
+    }
+
     /// Whether a checkpoint written under `other` has this config's architecture (burn's
     /// record loading panics on a mismatch, so this is checked first).
     pub fn same_model(&self, other: &SceneTrainConfig) -> bool {
+        let observation = self.views.observation;
         self.task == other.task
-            && match self.task.kind {
-                TaskKind::SceneCaption => self.caption == other.caption,
+            && observation == other.views.observation
+            && match (observation, self.task.kind) {
+                (Observation::Symbolic, _) => {
+                    self.symbolic == other.symbolic
+                        && self.world.cardinality == other.world.cardinality
+                        && self.world.nuisance == other.world.nuisance
+                }
+                (_, TaskKind::SceneCaption) => self.caption == other.caption,
                 _ => self.image == other.image,
             }
+    }
+
+    /// Whether the run needs the caption tokenizer (a caption encoder of rendered text).
+    pub fn needs_tokenizer(&self) -> bool {
+        self.task.kind == TaskKind::SceneCaption && self.views.observation == Observation::Rendered
     }
 }
 
@@ -352,6 +417,8 @@ pub enum SceneModel<B: Backend> {
     Image(Box<ImageEncoder<B>>),
     /// The caption JEPA's text encoder, with the tokenizer it reads.
     Caption(Box<(TextEncoder<B>, TextTokenizer)>),
+    /// A symbol encoder of either modality, with the world and modality that code views.
+    Symbolic(Box<(SymbolicEncoder<B>, SceneWorld, Modality)>),
 }
 
 impl<B: Backend> SceneModel<B> {
@@ -363,6 +430,7 @@ impl<B: Backend> SceneModel<B> {
         match self {
             SceneModel::Image(m) => embed_views(m, views, device),
             SceneModel::Caption(c) => embed_captions(&c.0, &c.1, views, device),
+            SceneModel::Symbolic(s) => embed_symbols(&s.0, &s.1, s.2, views, device),
         }
     }
 }
@@ -391,6 +459,19 @@ pub fn train_scene<B: AutodiffBackend>(
     device: &B::Device,
 ) -> Result<SceneTrained<B::InnerBackend>> {
     let toml = cfg.to_toml()?;
+    if cfg.views.observation == Observation::Symbolic {
+        let mut task = cfg.symbolic_task(world)?;
+        let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+        return Ok(SceneTrained {
+            model: SceneModel::Symbolic(Box::new((
+                out.model.valid(),
+                world.clone(),
+                cfg.modality()?,
+            ))),
+            steps: out.steps,
+            last_loss: out.last_loss,
+        });
+    }
     match cfg.modality()? {
         Modality::Image => {
             let mut task = cfg.image_task(world)?;

@@ -518,7 +518,13 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         let done = step + 1;
         sink.progress(done, run.steps, loss);
         // 8. Metrics, evaluation, checkpoints; the plateau rule may end the run here.
-        let converged = plateau.push(done, loss, run.plateau_window, run.plateau_tol);
+        let converged = plateau.push(
+            done,
+            loss,
+            run.plateau_window,
+            run.plateau_patience,
+            run.plateau_tol,
+        );
         let is_last = done == run.steps || converged;
         let eval_now = is_last || (run.eval_every > 0 && done % run.eval_every == 0);
         let mut eval = Vec::new();

@@ -229,6 +229,7 @@ fn scene_steps_match_single_device() {
     use prh_core::demo::DemoConfig;
     use prh_core::render_text::caption_tokenizer;
     use prh_core::scene::{Modality, ViewKind};
+    use prh_core::scene_run::Observation;
     let demo = DemoConfig::quick(5);
     let device = Default::default();
     for (kind, loss) in [
@@ -237,16 +238,20 @@ fn scene_steps_match_single_device() {
         (ViewKind::Good, LossKind::Spectral),
         (ViewKind::Bad, LossKind::Spectral),
     ] {
-        let cfg = demo.run_config(Modality::Image, kind, loss);
+        let cfg = demo.run_config(Modality::Image, kind, loss, Observation::Rendered);
         let world = cfg.build_world().unwrap();
         let mut t = cfg.image_task(&world).unwrap();
         let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
         compare_task(&format!("image {kind:?} {loss:?}"), &mut t, &model, 1);
-        let cfg = demo.run_config(Modality::Text, kind, loss);
+        let cfg = demo.run_config(Modality::Text, kind, loss, Observation::Rendered);
         let tok = caption_tokenizer(&world).unwrap();
         let mut t = cfg.caption_task(&world, &tok).unwrap();
         let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
         compare_task(&format!("caption {kind:?} {loss:?}"), &mut t, &model, 2);
+        let cfg = demo.run_config(Modality::Text, kind, loss, Observation::Symbolic);
+        let mut t = cfg.symbolic_task(&world).unwrap();
+        let model = TrainTask::<AB>::init_model(&t, &device).unwrap();
+        compare_task(&format!("symbols {kind:?} {loss:?}"), &mut t, &model, 3);
     }
 }
 

@@ -13,7 +13,7 @@
 //!    per encoder (`good_image/` ...: the `prh-native train` layout, resumable there).
 
 use super::train_scene::run_in_folder;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use prh_core::config::LossKind;
 use prh_core::demo::{
     Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate, kind_theory,
@@ -21,7 +21,7 @@ use prh_core::demo::{
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
-use prh_core::scene_run::SceneModel;
+use prh_core::scene_run::{Observation, SceneModel};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -114,8 +114,17 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
 
 fn print_table(results: &[KindResults]) {
     println!(
-        "\n{:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
-        "loss", "views", "", "mutual-kNN", "(null)", "CKA", "R@1", "image vs F", "text vs F"
+        "\n{:<9} {:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
+        "observed",
+        "loss",
+        "views",
+        "",
+        "mutual-kNN",
+        "(null)",
+        "CKA",
+        "R@1",
+        "image vs F",
+        "text vs F"
     );
     let vs =
         |v: &prh_core::demo::LearnedVsTheory| format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op);
@@ -131,7 +140,8 @@ fn print_table(results: &[KindResults]) {
         for (name, a, against) in rows {
             let (iv, tv) = against.unwrap_or_default();
             println!(
-                "{:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+                "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+                r.observation.name(),
                 r.loss.name(),
                 label(r.kind),
                 name,
@@ -170,13 +180,18 @@ fn fresh_run_folder(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The folder name of one run, e.g. `spectral_good_image`.
-fn run_name(loss: LossKind, kind: ViewKind, m: Modality) -> String {
+/// The folder name of one run, e.g. `spectral_good_image` (rendered) or
+/// `symbolic_spectral_good_image`.
+fn run_name(observation: Observation, loss: LossKind, kind: ViewKind, m: Modality) -> String {
     let m = match m {
         Modality::Image => "image",
         Modality::Text => "text",
     };
-    format!("{}_{}_{m}", loss.name(), label(kind))
+    let prefix = match observation {
+        Observation::Rendered => String::new(),
+        other => format!("{}_", other.name()),
+    };
+    format!("{prefix}{}_{}_{m}", loss.name(), label(kind))
 }
 
 /// A run's convergence: its steps, whether the plateau stopped it, and its evaluations
@@ -211,37 +226,36 @@ fn convergence(dir: &Path, steps: usize) -> Result<Convergence> {
     Ok(out)
 }
 
-/// Trains the image and the caption encoder of one objective and view kind, each in its
-/// run folder, and evaluates them against the theory; writes their paired embeddings.
+/// Trains the image and the caption encoder of one objective, observation and view kind,
+/// each in its run folder, and evaluates them against the theory; writes their paired
+/// embeddings.
+#[allow(clippy::too_many_arguments)]
 fn train_and_evaluate(
     args: &Args,
     cfg: &DemoConfig,
     world: &SceneWorld,
     t: &KindTheory,
     loss: LossKind,
+    observation: Observation,
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     emb_dir: &Path,
 ) -> Result<KindResults> {
     let k = label(t.kind);
     let train = |m: Modality| -> Result<(SceneModel<_>, Convergence)> {
-        let name = run_name(loss, t.kind, m);
+        let name = run_name(observation, loss, t.kind, m);
         let dir = args.out.join(&name);
         fresh_run_folder(&dir)?;
-        let run_cfg = cfg.run_config(m, t.kind, loss);
+        let run_cfg = cfg.run_config(m, t.kind, loss, observation);
         let out = run_in_folder::<DemoBackend>(&run_cfg, &dir, None, false, device, Some(&name))
-            .with_context(|| format!("training the {k}-view {} encoder", loss.name()))?;
+            .with_context(|| format!("training the {k}-view {name} encoder"))?;
         Ok((out.model, convergence(&dir, out.steps)?))
     };
     let (image, image_training) = train(Modality::Image)?;
     let (text, text_training) = train(Modality::Text)?;
-    let (SceneModel::Image(image), SceneModel::Caption(caption)) = (image, text) else {
-        bail!("internal: a scene run returned the other modality's encoder");
-    };
-    let (image, (text, tokenizer)) = (*image, *caption);
-    if t.kind == ViewKind::Good {
-        write_text(&args.out.join("tokenizer.json"), &tokenizer.to_json()?)?;
+    if let (SceneModel::Caption(c), ViewKind::Good) = (&text, t.kind) {
+        write_text(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
     }
-    let mut r = evaluate(loss, world, t, &image, &text, &tokenizer, cfg, device)
+    let mut r = evaluate(loss, observation, world, t, &image, &text, cfg, device)
         .with_context(|| format!("evaluating the {k}-view {} encoders", loss.name()))?;
     r.image_training = image_training;
     r.text_training = text_training;
@@ -249,7 +263,7 @@ fn train_and_evaluate(
         (Modality::Image, &r.image_embeddings),
         (Modality::Text, &r.text_embeddings),
     ] {
-        let file = emb_dir.join(format!("{}.npy", run_name(loss, t.kind, m)));
+        let file = emb_dir.join(format!("{}.npy", run_name(observation, loss, t.kind, m)));
         super::spectral::write_npy(&file, x)?;
     }
     Ok(r)
@@ -295,17 +309,24 @@ pub fn run(args: Args) -> Result<()> {
     let emb_dir = args.out.join("embeddings");
     std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
     println!(
-        "\ntraining {} encoders (budgets: {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
-        4 * cfg.losses.len(),
+        "\ntraining {} encoders (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
+        4 * cfg.losses.len() * cfg.observations.len(),
+        cfg.symbolic_steps,
         cfg.image.run.steps,
         cfg.caption.run.steps
     );
     let mut results = Vec::new();
-    for &loss in &cfg.losses {
+    for (&observation, &loss) in cfg
+        .observations
+        .iter()
+        .flat_map(|o| cfg.losses.iter().map(move |l| (o, l)))
+    {
         for t in &theories {
-            let r = train_and_evaluate(&args, &cfg, &world, t, loss, &device, &emb_dir)?;
+            let r =
+                train_and_evaluate(&args, &cfg, &world, t, loss, observation, &device, &emb_dir)?;
             println!(
-                "  {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
+                "  {} {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
+                observation.name(),
                 loss.name(),
                 label(t.kind),
                 r.image_training.steps,
@@ -439,7 +460,15 @@ mod svg {
         let metrics = ["mutual 10-NN", "CKA", "R@1"];
         let mut series: Vec<(String, &prh_core::demo::Alignment)> = results
             .iter()
-            .map(|r| (format!("{} {}", r.loss.name(), label(r.kind)), &r.learned))
+            .map(|r| {
+                let name = format!(
+                    "{} {} {}",
+                    r.observation.name(),
+                    r.loss.name(),
+                    label(r.kind)
+                );
+                (name, &r.learned)
+            })
             .collect();
         for kind in [ViewKind::Good, ViewKind::Bad] {
             if let Some(r) = results.iter().find(|r| r.kind == kind) {
@@ -500,7 +529,12 @@ mod svg {
         let lines: Vec<(String, &[CurvePoint], bool)> = results
             .iter()
             .flat_map(|r| {
-                let name = format!("{} {}", r.loss.name(), label(r.kind));
+                let name = format!(
+                    "{} {} {}",
+                    r.observation.name(),
+                    r.loss.name(),
+                    label(r.kind)
+                );
                 [
                     (
                         format!("{name} image"),

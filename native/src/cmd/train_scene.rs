@@ -24,7 +24,7 @@ use prh_core::checkpoint::{Checkpoint, write_atomic};
 use prh_core::config::{TaskKind, task_kind};
 use prh_core::demo::paired_seed;
 use prh_core::render_text::caption_tokenizer;
-use prh_core::scene::{Modality, SceneWorld};
+use prh_core::scene::SceneWorld;
 use prh_core::scene_run::{SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene};
 use prh_core::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
@@ -129,9 +129,10 @@ pub fn run_in_folder<B: AutodiffBackend>(
         .with_context(|| format!("creating {}", dir.join("checkpoints").display()))?;
     let world = cfg.build_world()?;
     let modality = cfg.modality()?;
-    let tokenizer = match modality {
-        Modality::Image => None,
-        Modality::Text => Some(caption_tokenizer_for(cfg, &world, dir, restart)?),
+    let tokenizer = if cfg.needs_tokenizer() {
+        Some(caption_tokenizer_for(cfg, &world, dir, restart)?)
+    } else {
+        None
     };
     write_atomic(&dir.join("config.toml"), cfg.to_toml()?.as_bytes())?;
     if let Some(tok) = &tokenizer {
