@@ -97,19 +97,27 @@ fn quick_demo_writes_a_well_formed_report() {
     let results = report["results"].as_array().unwrap();
     // Symbols, then renderings; the theorem's objective, then the paper's; good then bad
     // views each.
-    let runs: Vec<(&str, &str, &str)> = ["Symbolic", "Rendered"]
+    let runs: Vec<(&str, &str, &str)> = ["symbolic", "rendered"]
         .into_iter()
         .flat_map(|o| {
             [
-                ("Spectral", "Good"),
-                ("Spectral", "Bad"),
-                ("Sigreg", "Good"),
-                ("Sigreg", "Bad"),
+                ("spectral", "Good"),
+                ("spectral", "Bad"),
+                ("sigreg", "Good"),
+                ("sigreg", "Bad"),
             ]
             .map(|(l, k)| (o, l, k))
         })
         .collect();
     assert_eq!((theory.len(), results.len()), (2, runs.len()));
+    // The random-init baseline: per observation and view kind, untrained encoders.
+    let baselines = report["baselines"].as_array().unwrap();
+    assert_eq!(baselines.len(), 4);
+    for b in baselines {
+        let knn = b["learned"]["mutual_knn"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&knn), "{b}");
+        assert!(b["image_vs_theory"]["sin_theta_op"].as_f64().is_some());
+    }
     for (r, &(observation, loss, kind)) in results.iter().zip(&runs) {
         assert_eq!(
             (
@@ -220,7 +228,7 @@ fn quick_demo_writes_a_well_formed_report() {
 
     for &(observation, loss, kind) in &runs {
         let (loss, kind) = (loss.to_lowercase(), kind.to_lowercase());
-        let prefix = if observation == "Symbolic" {
+        let prefix = if observation == "symbolic" {
             "symbolic_"
         } else {
             ""

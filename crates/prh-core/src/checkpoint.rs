@@ -390,7 +390,7 @@ mod tests {
         assert_eq!(run(&losses[10..], &mut q, 10), Some(27));
         // One noisy window does not stop a run that still improves.
         let mut noisy = Plateau::default();
-        let zigzag = |i: usize| -(i as f64) + if (i / 3) % 2 == 0 { 0.0 } else { 5.0 };
+        let zigzag = |i: usize| -(i as f64) + if (i / 3).is_multiple_of(2) { 0.0 } else { 5.0 };
         assert!(!(0..60).any(|i| noisy.push(i + 1, zigzag(i), 3, 4, 0.1)));
         // Window 0 is off; a rising loss never counts as converged.
         let mut off = Plateau::default();

@@ -532,6 +532,9 @@ fn combine_sigreg<B: AutodiffBackend>(
     Ok((sigreg, surrogates))
 }
 
+/// An objective's batch value, its logged terms and one surrogate per replica.
+type ObjectivePart<B> = (f64, Vec<(&'static str, f64)>, Vec<Tensor<B, 1>>);
+
 /// The spectral loss of the batch from the shards' group sums
 /// ([`crate::spectral_loss`]: every sum is over groups, so the batch's are the shards'
 /// totals), its terms, and each replica's surrogate, linear in the shard's sums with the
@@ -545,7 +548,7 @@ fn combine_spectral<B: AutodiffBackend>(
     n: usize,
     v: usize,
     devices: &[B::Device],
-) -> Result<(f64, Vec<(&'static str, f64)>, Vec<Tensor<B, 1>>)> {
+) -> Result<ObjectivePart<B>> {
     let main = &devices[0];
     let shards = objective
         .into_iter()

@@ -491,6 +491,49 @@ fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
     Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
 }
 
+/// What the demo measures for one pair of encoders: each against its F, and the two
+/// against each other, learned and predicted (see [`evaluate`]).
+struct PairScores {
+    image_vs_theory: LearnedVsTheory,
+    text_vs_theory: LearnedVsTheory,
+    learned: Alignment,
+    predicted: Alignment,
+    image_embeddings: Matrix,
+    text_embeddings: Matrix,
+}
+
+fn score_pair<B: Backend>(
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<PairScores> {
+    let seed = probe_seed(cfg.seed, Modality::Image);
+    let xi = to_matrix(image.embed(&augmented_views(world, Modality::Image, seed), device)?);
+    let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
+    let xt = to_matrix(text.embed(&text_views, device)?);
+    let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
+    let (pi, pt) = (
+        to_matrix(image.embed(&iv, device)?),
+        to_matrix(text.embed(&tv, device)?),
+    );
+    Ok(PairScores {
+        image_vs_theory: compare_to_theory(&xi, &theory.image)?,
+        text_vs_theory: compare_to_theory(&xt, &theory.text)?,
+        learned: alignment(&pi, &pt, cfg.k, seed)?,
+        predicted: alignment(
+            &predicted_rows(world, &theory.image, &iv),
+            &predicted_rows(world, &theory.text, &tv),
+            cfg.k,
+            seed,
+        )?,
+        image_embeddings: pi,
+        text_embeddings: pt,
+    })
+}
+
 /// Evaluates trained encoders (trained with `loss` on `observation`s of their modality)
 /// against the theory of their view kind (paper §2, §5): each learned representation vs F
 /// over all augmented states, and image-vs-text alignment on one paired rendering per
@@ -507,15 +550,7 @@ pub fn evaluate<B: Backend>(
     cfg: &DemoConfig,
     device: &B::Device,
 ) -> Result<KindResults> {
-    let seed = probe_seed(cfg.seed, Modality::Image);
-    let xi = to_matrix(image.embed(&augmented_views(world, Modality::Image, seed), device)?);
-    let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
-    let xt = to_matrix(text.embed(&text_views, device)?);
-    let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
-    let (pi, pt) = (
-        to_matrix(image.embed(&iv, device)?),
-        to_matrix(text.embed(&tv, device)?),
-    );
+    let s = score_pair(world, theory, image, text, cfg, device)?;
     Ok(KindResults {
         kind: theory.kind,
         loss,
@@ -523,17 +558,48 @@ pub fn evaluate<B: Backend>(
         theorem_applies: theory.image.unique && theory.text.unique,
         image_training: Convergence::default(),
         text_training: Convergence::default(),
-        image_vs_theory: compare_to_theory(&xi, &theory.image)?,
-        text_vs_theory: compare_to_theory(&xt, &theory.text)?,
-        learned: alignment(&pi, &pt, cfg.k, seed)?,
-        predicted: alignment(
-            &predicted_rows(world, &theory.image, &iv),
-            &predicted_rows(world, &theory.text, &tv),
-            cfg.k,
-            seed,
-        )?,
-        image_embeddings: pi,
-        text_embeddings: pt,
+        image_vs_theory: s.image_vs_theory,
+        text_vs_theory: s.text_vs_theory,
+        learned: s.learned,
+        predicted: s.predicted,
+        image_embeddings: s.image_embeddings,
+        text_embeddings: s.text_embeddings,
+    })
+}
+
+/// The random-init baseline of one observation and view kind: the encoders as
+/// initialised (no training), measured as [`evaluate`] measures trained ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct Baseline {
+    /// Good or bad views (the prediction compared with).
+    pub kind: ViewKind,
+    /// What the encoders observe.
+    pub observation: Observation,
+    /// Untrained image encoder vs its F.
+    pub image_vs_theory: LearnedVsTheory,
+    /// Untrained caption encoder vs its F.
+    pub text_vs_theory: LearnedVsTheory,
+    /// Untrained image vs untrained caption encoder.
+    pub learned: Alignment,
+}
+
+/// Measures untrained encoders (the random-init baseline, paper §5's null of training).
+pub fn evaluate_baseline<B: Backend>(
+    observation: Observation,
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<Baseline> {
+    let s = score_pair(world, theory, image, text, cfg, device)?;
+    Ok(Baseline {
+        kind: theory.kind,
+        observation,
+        image_vs_theory: s.image_vs_theory,
+        text_vs_theory: s.text_vs_theory,
+        learned: s.learned,
     })
 }
 

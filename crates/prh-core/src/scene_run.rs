@@ -435,6 +435,37 @@ impl<B: Backend> SceneModel<B> {
     }
 }
 
+/// The run's encoder as initialised, before any training (the random-init baseline):
+/// the backend seeded as [`train_scene`] seeds it, so it is the first step's model.
+/// Rendered captions need their `tokenizer`.
+pub fn untrained_model<B: Backend>(
+    cfg: &SceneTrainConfig,
+    world: &SceneWorld,
+    tokenizer: Option<&TextTokenizer>,
+    device: &B::Device,
+) -> Result<SceneModel<B>> {
+    B::seed(
+        device,
+        crate::rng::derive_seed(cfg.run.seed, crate::rng::Stream::Init, 0),
+    );
+    let m = cfg.modality()?;
+    if cfg.views.observation == Observation::Symbolic {
+        let model = cfg
+            .symbolic
+            .init(crate::symbolic_encoder::code_len(world, m), device)?;
+        return Ok(SceneModel::Symbolic(Box::new((model, world.clone(), m))));
+    }
+    match m {
+        Modality::Image => Ok(SceneModel::Image(Box::new(cfg.image.init(device)?))),
+        Modality::Text => {
+            let tok = tokenizer
+                .ok_or_else(|| Error::invalid("the caption encoder needs its tokenizer"))?;
+            let model = cfg.caption_spec(tok.vocab_size()).init(device)?;
+            Ok(SceneModel::Caption(Box::new((model, tok.clone()))))
+        }
+    }
+}
+
 /// What [`train_scene`] returns.
 #[derive(Debug)]
 pub struct SceneTrained<B: Backend> {

@@ -16,12 +16,13 @@ use super::train_scene::run_in_folder;
 use anyhow::{Context, Result};
 use prh_core::config::LossKind;
 use prh_core::demo::{
-    Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate, kind_theory,
+    Baseline, Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate,
+    evaluate_baseline, kind_theory,
 };
 use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::render_text::caption;
 use prh_core::scene::{Modality, SceneWorld, ViewKind};
-use prh_core::scene_run::{Observation, SceneModel};
+use prh_core::scene_run::{Observation, SceneModel, untrained_model};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -34,6 +35,10 @@ type DemoBackend = prh_core::demo::CpuBackend;
 type DemoBackend = prh_core::backend::CudaTrain;
 #[cfg(all(not(feature = "cpu"), not(feature = "cuda"), feature = "wgpu"))]
 type DemoBackend = prh_core::backend::WgpuTrain;
+
+/// The inference backend of the demo's trained (and untrained) encoders.
+type Inner =
+    <DemoBackend as prh_core::backend::burn::tensor::backend::AutodiffBackend>::InnerBackend;
 
 /// Good vs bad views on a two-modality scene world: predicted vs learned.
 #[derive(clap::Args, Debug)]
@@ -112,7 +117,7 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn print_table(results: &[KindResults]) {
+fn print_table(results: &[KindResults], baselines: &[Baseline]) {
     println!(
         "\n{:<9} {:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
         "observed",
@@ -159,6 +164,22 @@ fn print_table(results: &[KindResults]) {
                  predicts no unique representation and this is no test of alignment"
             );
         }
+    }
+    for b in baselines {
+        let a = &b.learned;
+        println!(
+            "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+            b.observation.name(),
+            "-",
+            label(b.kind),
+            "random init",
+            a.mutual_knn,
+            format!("{:.3}+-{:.3}", a.mutual_knn_null[0], a.mutual_knn_null[1]),
+            a.cka,
+            a.r1_image_to_text,
+            vs(&b.image_vs_theory),
+            vs(&b.text_vs_theory)
+        );
     }
     if let Some(r) = results.first() {
         println!(
@@ -346,8 +367,28 @@ pub fn run(args: Args) -> Result<()> {
             results.push(r);
         }
     }
+    // The random-init baseline: each observation's encoders before training.
+    let mut baselines = Vec::new();
+    for &observation in &cfg.observations {
+        for t in &theories {
+            let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
+                let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
+                let tok = if c.needs_tokenizer() {
+                    Some(prh_core::render_text::caption_tokenizer(&world)?)
+                } else {
+                    None
+                };
+                Ok(untrained_model::<Inner>(&c, &world, tok.as_ref(), &device)?)
+            };
+            let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
+            baselines.push(
+                evaluate_baseline(observation, &world, t, &image, &text, &cfg, &device)
+                    .context("evaluating the random-init baseline")?,
+            );
+        }
+    }
     // 3. Report.
-    print_table(&results);
+    print_table(&results, &baselines);
     let (iv, tv) = prh_core::demo::paired_views(&world, prh_core::demo::paired_seed(cfg.seed));
     let states: Vec<_> = iv
         .iter()
@@ -364,6 +405,7 @@ pub fn run(args: Args) -> Result<()> {
         "n_states": world.n_states(),
         "theory": theories,
         "results": results,
+        "baselines": baselines,
         "seconds": t0.elapsed().as_secs_f64(),
     });
     write_text(
