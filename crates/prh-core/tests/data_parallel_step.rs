@@ -158,12 +158,26 @@ fn compare_task<T: TrainTask<AB> + Sync>(
         b.norm,
         rel(b.norm, a.norm)
     );
-    assert!(rel(b.loss, a.loss) < 1e-5, "loss {} vs {}", b.loss, a.loss);
+    // Relative to the largest of the loss and its terms: the spectral loss can cancel its
+    // terms (~1e-1 each) to ~1e-3 at initialisation, where a relative test on the total
+    // would measure float32 cancellation, not the data-parallel sum.
+    let scale = a
+        .terms
+        .iter()
+        .map(|t| t.1.abs())
+        .fold(a.loss.abs(), f64::max)
+        .max(1e-12);
+    assert!(
+        (b.loss - a.loss).abs() < 1e-5 * scale,
+        "loss {} vs {} (scale {scale})",
+        b.loss,
+        a.loss
+    );
     assert_eq!(a.terms.len(), b.terms.len());
     for ((ka, va), (kb, vb)) in a.terms.iter().zip(&b.terms) {
         assert_eq!(ka, kb);
         assert!(
-            rel(*vb, *va) < 1e-5 || (va - vb).abs() < 1e-9,
+            rel(*vb, *va) < 1e-5 || (va - vb).abs() < 1e-5 * scale,
             "{ka}: {vb} vs {va}"
         );
     }
