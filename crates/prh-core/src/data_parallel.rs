@@ -456,6 +456,21 @@ fn combine_jepa<B: AutodiffBackend>(
     })
 }
 
+/// Every shard's sums of one loss kind (`pick` returns `None` for the other kind, which
+/// the shards of one step never mix).
+fn of_kind<B: Backend, T>(
+    objective: Vec<ObjectiveSums<B>>,
+    pick: impl Fn(ObjectiveSums<B>) -> Option<T>,
+) -> Result<Vec<T>> {
+    objective
+        .into_iter()
+        .map(|o| {
+            pick(o)
+                .ok_or_else(|| Error::invalid("data-parallel step: shards of different loss kinds"))
+        })
+        .collect()
+}
+
 /// SIGReg of the batch from the shards' ECF partial sums, and each replica's SIGReg
 /// surrogate:
 ///
@@ -476,15 +491,10 @@ fn combine_sigreg<B: AutodiffBackend>(
 ) -> Result<(f64, Vec<Tensor<B, 1>>)> {
     let main = &devices[0];
     let st_main = sigreg_tensors::<B>(loss, d, seed, step, main)?;
-    let shards = objective
-        .into_iter()
-        .map(|o| match o {
-            ObjectiveSums::Sigreg(ecf) => Ok(ecf),
-            ObjectiveSums::Spectral(_) => Err(Error::invalid(
-                "data-parallel step: shards of different loss kinds",
-            )),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let shards = of_kind(objective, |o| match o {
+        ObjectiveSums::Sigreg(ecf) => Some(ecf),
+        ObjectiveSums::Spectral(_) => None,
+    })?;
     let mut ecf_total: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = Vec::new();
     for ecf in &shards {
         for (j, (c, sn)) in ecf.iter().enumerate() {
@@ -550,15 +560,10 @@ fn combine_spectral<B: AutodiffBackend>(
     devices: &[B::Device],
 ) -> Result<ObjectivePart<B>> {
     let main = &devices[0];
-    let shards = objective
-        .into_iter()
-        .map(|o| match o {
-            ObjectiveSums::Spectral(s) => Ok(s),
-            ObjectiveSums::Sigreg(_) => Err(Error::invalid(
-                "data-parallel step: shards of different loss kinds",
-            )),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let shards = of_kind(objective, |o| match o {
+        ObjectiveSums::Spectral(s) => Some(s),
+        ObjectiveSums::Sigreg(_) => None,
+    })?;
     let Some(head) = shards.first() else {
         return Err(Error::invalid("data-parallel step: no shards"));
     };

@@ -11,7 +11,6 @@
 //! The encoder is the image encoder's head, `f(x) = W2 LN(gelu(W1 x))`.
 
 use crate::gelu::gelu;
-use burn::module::AutodiffModule;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
@@ -231,11 +230,6 @@ impl<B: AutodiffBackend> TrainTask<B> for SymbolicJepaTask {
         let (w, m) = (&self.sampler.world, self.sampler.modality);
         probe.score(&embed_symbols(model, w, m, &probe.views, &device)?)
     }
-}
-
-/// The inference copy of a trained symbol encoder.
-pub fn frozen<B: AutodiffBackend>(model: &SymbolicEncoder<B>) -> SymbolicEncoder<B::InnerBackend> {
-    model.valid()
 }
 
 #[cfg(test)]
