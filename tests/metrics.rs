@@ -443,3 +443,79 @@ fn reads_npz_and_safetensors() {
     let v = run_json(&["metrics", &pa, pzs, "--array-b", "text", "--json"]);
     assert_eq!(v["mutual_knn"], 1.0);
 }
+
+/// Issue 25.1: a collapsed embedding never scores well. With an all-zero or constant A
+/// every similarity ties; retrieval ranks ties at their expectation (chance), k-NN keeps
+/// platonic-rep's index order but reports the tied lists, and both commands warn.
+#[test]
+fn collapsed_embeddings_score_chance_and_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (n, d) = (200, 16);
+    let b = save(dir.path(), "b.npy", &noise(n, d, 7));
+    let zero = save(dir.path(), "zero.npy", &Matrix::zeros(n, d));
+    let constant = save(
+        dir.path(),
+        "constant.npy",
+        &Matrix::from_fn(n, d, |_, j| 0.1 + j as f64),
+    );
+    let n_test = (n - 100) as f64;
+    for (a, what) in [(&zero, "all 100 rows are zero"), (&constant, "same vector")] {
+        let r = run_json(&["align", a, &b, "--fit", "100", "--json"]);
+        for dir_ in ["a_to_b", "b_to_a"] {
+            let s = &r[dir_];
+            let r1 = s["R@1"].as_f64().unwrap();
+            let rank = s["mean_rank"].as_f64().unwrap();
+            // Exactly chance, 1/n and (n+1)/2: either every candidate ties with the true
+            // match, or (constant queries A -> B) all queries share one ordering of B, in
+            // which each gallery item holds each place once.
+            assert!((r1 - 1.0 / n_test).abs() < 1e-12, "{a} {dir_}: R@1 {r1}");
+            assert!(
+                (rank - (n_test + 1.0) / 2.0).abs() < 1e-9,
+                "{a} {dir_}: rank {rank}"
+            );
+            let all_tied = !(a == &constant && dir_ == "a_to_b");
+            let tied = if all_tied { 1.0 } else { 0.0 };
+            assert_eq!(s["tied_queries"].as_f64(), Some(tied), "{a} {dir_}");
+        }
+        let warnings = r["warnings"].as_array().unwrap();
+        let text: Vec<&str> = warnings.iter().filter_map(|w| w.as_str()).collect();
+        assert!(text.iter().any(|w| w.contains(what)), "{a}: {text:?}");
+        assert!(
+            text.iter().any(|w| w.contains("random tie-break")),
+            "{a}: {text:?}"
+        );
+        assert!(r["ties"].as_str().unwrap().contains("random tie-break"));
+        let (ok, table, _) = run(&["align", a, &b, "--fit", "100"]);
+        assert!(
+            ok && table.contains("warning:") && table.contains(what),
+            "{table}"
+        );
+
+        let m = run_json(&["metrics", a, &b, "--json", "--null", "20"]);
+        assert_eq!(m["tied_lists_a"].as_f64(), Some(1.0), "{a}: {m}");
+        assert_eq!(m["tied_lists_b"].as_f64(), Some(0.0), "{a}: {m}");
+        let warnings: Vec<&str> = m["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|w| w.as_str())
+            .collect();
+        assert!(
+            warnings.iter().any(|w| w.contains("collapsed")),
+            "{a}: {warnings:?}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.contains("100.0% of 10-NN lists")),
+            "{a}: {warnings:?}"
+        );
+        let (ok, table, _) = run(&["metrics", a, &b]);
+        assert!(ok && table.contains("warning:"), "{table}");
+    }
+    // Healthy inputs: no tie, no warning.
+    let a = save(dir.path(), "a.npy", &noise(n, d, 8));
+    let r = run_json(&["align", &a, &b, "--fit", "100", "--json"]);
+    assert_eq!(r["warnings"].as_array().map(Vec::len), Some(0), "{r}");
+    assert_eq!(r["a_to_b"]["tied_queries"].as_f64(), Some(0.0));
+    let m = run_json(&["metrics", &a, &b, "--json", "--null", "5"]);
+    assert_eq!(m["warnings"].as_array().map(Vec::len), Some(0), "{m}");
+}

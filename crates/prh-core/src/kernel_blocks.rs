@@ -88,6 +88,10 @@ pub struct LayerSums {
     pub sims: Vec<f64>,
     /// Top-k with the diagonal allowed, and similarities (only when asked for).
     pub with_self: Option<(Knn, Vec<f64>)>,
+    /// Rows whose diagonal-free top-k list is ambiguous: some j outside the list (j != i)
+    /// has exactly the k-th neighbour's similarity, so the list depends on the index-order
+    /// tie-break.
+    pub tied_lists: usize,
     /// Sums of the centred linear kernel H X X^T H.
     pub linear: KernelSums,
     /// Sums of the RBF kernel exp(-||x_i - x_j||^2 / (2 sigma^2)) minus a constant.
@@ -204,6 +208,7 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
                 };
                 (knn, Vec::with_capacity(n * k))
             }),
+            tied_lists: 0,
             linear: KernelSums::zeros(n),
             rbf: KernelSums::zeros(n),
         })
@@ -231,6 +236,21 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
                 let i = i0 + r;
                 let g = lin[t].col_as_slice(r);
                 top_k_row(g, k, Some(i), &mut o.knn.idx, &mut o.sims);
+                // Tied at the boundary: more values (j != i) equal the k-th similarity
+                // than the list holds.
+                let kth = o.sims[o.sims.len() - 1];
+                let in_list = o.sims[o.sims.len() - k..]
+                    .iter()
+                    .filter(|&&v| v == kth)
+                    .count();
+                let equal = g
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, &v)| j != i && v == kth)
+                    .count();
+                if equal > in_list {
+                    o.tied_lists += 1;
+                }
                 if let Some((knn, sims)) = &mut o.with_self {
                     top_k_row(g, k, None, &mut knn.idx, sims);
                 }

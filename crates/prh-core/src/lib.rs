@@ -26,6 +26,7 @@ pub mod cknna;
 pub mod config;
 pub mod corpus;
 pub mod data_parallel;
+pub mod degeneracy;
 pub mod demo;
 pub mod encoder;
 pub mod error;

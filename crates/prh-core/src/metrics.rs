@@ -5,6 +5,7 @@
 
 use crate::cka::ratio;
 use crate::cknna::cknna_from_lists;
+use crate::degeneracy::{Degeneracy, tie_warning};
 use crate::features::{Features, check_same_n};
 use crate::kernel_blocks::{
     KernelSums, LayerSums, PairSums, PassOptions, hsic_biased_sums, hsic_unbiased_sums, kernel_pass,
@@ -117,6 +118,17 @@ pub struct AlignmentReport {
     /// Outlier thresholds applied to A and B, if any.
     pub clamp_a: Option<f64>,
     pub clamp_b: Option<f64>,
+    /// Share of A's and B's neighbour lists (at the best mutual k-NN layer pair) whose k-th
+    /// neighbour ties with a sample outside the list. Ties are broken by index, as
+    /// platonic-rep's `torch.topk` order does in practice, which keeps scores equal to
+    /// theirs; a large share means the k-NN scores depend on the row order.
+    pub tied_lists_a: f64,
+    pub tied_lists_b: f64,
+    /// What is degenerate about each preprocessed layer of A and B.
+    pub degeneracy_a: Vec<Degeneracy>,
+    pub degeneracy_b: Vec<Degeneracy>,
+    /// Degenerate inputs and many tied lists, in words; empty when nothing is wrong.
+    pub warnings: Vec<String>,
 }
 
 /// One preprocessed layer's neighbour lists (what the browser's per-point views need).
@@ -210,6 +222,10 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             .collect()
     };
     let (xa, xb) = (layers(a, clamp_a)?, layers(b, clamp_b)?);
+    let health = |xs: &[Matrix]| -> Result<Vec<Degeneracy>> {
+        xs.iter().map(|x| Degeneracy::of(x.as_ref())).collect()
+    };
+    let (degeneracy_a, degeneracy_b) = (health(&xa)?, health(&xb)?);
     let pass = kernel_pass(
         &xa,
         &xb,
@@ -252,7 +268,35 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
     } else {
         (None, None)
     };
+    let (i, j) = at[0];
+    let share = |t: usize| t as f64 / a.n as f64;
+    let (tied_lists_a, tied_lists_b) = (share(pass.a[i].tied_lists), share(pass.b[j].tied_lists));
+    let mut warnings = Vec::new();
+    for (side, ds) in [("A", &degeneracy_a), ("B", &degeneracy_b)] {
+        for (l, d) in ds.iter().enumerate() {
+            let name = if ds.len() > 1 {
+                format!("{side} layer {l}")
+            } else {
+                side.to_string()
+            };
+            warnings.extend(d.warnings(&name));
+        }
+    }
+    for (side, t) in [("A", tied_lists_a), ("B", tied_lists_b)] {
+        let what = format!("{}-NN lists", opts.k);
+        warnings.extend(tie_warning(side, t, &what).map(|w| {
+            format!(
+                "{w} at the k-th neighbour, broken by row index (platonic-rep's order): \
+                 the k-NN scores depend on the row order"
+            )
+        }));
+    }
     Ok(AlignmentReport {
+        tied_lists_a,
+        tied_lists_b,
+        degeneracy_a,
+        degeneracy_b,
+        warnings,
         n: a.n,
         k: opts.k,
         layers_a: a.layers,

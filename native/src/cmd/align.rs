@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use prh_core::features;
 use prh_core::linalg::to_row_major;
 use prh_core::preprocess::Preprocess;
-use prh_core::retrieval::{RetrievalScores, align_and_rank};
+use prh_core::retrieval::{RetrievalScores, TIE_RULE, align_and_rank};
 use std::path::PathBuf;
 
 /// Arguments of `prh-native align`.
@@ -94,6 +94,10 @@ pub fn run(args: Args) -> Result<()> {
             "a_to_b": r.a_to_b,
             "b_to_a": r.b_to_a,
             "chance": r.chance,
+            "ties": TIE_RULE,
+            "degeneracy_a": r.degeneracy_a,
+            "degeneracy_b": r.degeneracy_b,
+            "warnings": r.warnings,
         });
         println!("{out}");
         return Ok(());
@@ -119,5 +123,11 @@ pub fn run(args: Args) -> Result<()> {
     row("A -> B", &r.a_to_b);
     row("B -> A", &r.b_to_a);
     row("chance", &r.chance);
+    if r.a_to_b.tied_queries > 0.0 || r.b_to_a.tied_queries > 0.0 {
+        println!("tied queries: {TIE_RULE}");
+    }
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
     Ok(())
 }

@@ -138,5 +138,15 @@ pub fn run(args: Args) -> Result<()> {
             r.k as f64 / (r.n as f64 - 1.0)
         );
     }
+    if r.tied_lists_a > 0.0 || r.tied_lists_b > 0.0 {
+        println!(
+            "neighbour lists tied at the k-th neighbour (broken by row index): A {:.1}%, B {:.1}%",
+            100.0 * r.tied_lists_a,
+            100.0 * r.tied_lists_b
+        );
+    }
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
     Ok(())
 }
