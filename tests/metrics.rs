@@ -126,12 +126,32 @@ fn to_features(m: &Matrix) -> Features {
 ///     mK, mL = top(K), top(L)
 ///     sim = lambda m, X, Y: hu(m * X, m * Y)
 ///     return sim(mK * mL, K, L) / (np.sqrt(sim(mK, K, K) * sim(mL, L, L)) + 1e-6)
+/// def lev(x, y):
+///     dp = np.zeros((len(x) + 1, len(y) + 1), int)
+///     dp[:, 0] = np.arange(len(x) + 1); dp[0, :] = np.arange(len(y) + 1)
+///     for i in range(1, len(x) + 1):
+///         for j in range(1, len(y) + 1):
+///             dp[i, j] = min(dp[i-1, j] + 1, dp[i, j-1] + 1, dp[i-1, j-1] + (x[i-1] != y[j-1]))
+///     return dp[-1, -1]
+/// edit = 1 - np.mean([lev(na[i], nb[i]) for i in range(n)]) / k
+/// # SVCCA: platonic-rep's standardisation, an exact SVD (not svd_lowrank), and textbook
+/// # CCA (singular values of Saa^-1/2 Sab Sbb^-1/2). scikit-learn 1.9.1's iterative CCA on
+/// # the same U1, U2 (platonic-rep's route) gives 0.633778623, 1e-7 from this.
+/// def std(x):
+///     x = x - x.mean(0); return x / (x.std(0, ddof=1) + 1e-8)
+/// U1 = np.linalg.svd(std(a), full_matrices=False)[0][:, :10]
+/// U2 = np.linalg.svd(std(b), full_matrices=False)[0][:, :10]
+/// def inv_sqrt(S):
+///     w, V = np.linalg.eigh(S); return V @ np.diag(w ** -0.5) @ V.T
+/// X, Y = U1 - U1.mean(0), U2 - U2.mean(0)
+/// svcca = np.linalg.svd(inv_sqrt(X.T @ X) @ (X.T @ Y) @ inv_sqrt(Y.T @ Y), compute_uv=False).mean()
 /// for name, v in [("mutual_knn", mutual), ("cycle_knn", cycle), ("lcs_knn", lcsv),
 ///                 ("cka", ratio(hb, K, L)), ("cka_rbf", ratio(hb, Kr, Lr)),
-///                 ("unbiased_cka", ratio(hu, K, L)), ("cknna", cknna(K, L))]:
+///                 ("unbiased_cka", ratio(hu, K, L)), ("cknna", cknna(K, L)),
+///                 ("svcca", svcca), ("edit_distance_knn", edit)]:
 ///     print(f"(\"{name}\", {float(v)!r}),")
 /// ```
-const REFERENCE: [(&str, f64); 7] = [
+const REFERENCE: [(&str, f64); 9] = [
     ("mutual_knn", 0.7078125000000001),
     ("cycle_knn", 0.96875),
     ("lcs_knn", 4.171875),
@@ -139,6 +159,8 @@ const REFERENCE: [(&str, f64); 7] = [
     ("cka_rbf", 0.5526955291376217),
     ("unbiased_cka", 0.2544404961869045),
     ("cknna", 0.77209946890051),
+    ("svcca", 0.6337787197553861),
+    ("edit_distance_knn", 0.19218749999999996),
 ];
 
 fn reference_inputs() -> (Matrix, Matrix) {

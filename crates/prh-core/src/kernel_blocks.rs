@@ -96,6 +96,18 @@ pub struct LayerSums {
     pub linear: KernelSums,
     /// Sums of the RBF kernel exp(-||x_i - x_j||^2 / (2 sigma^2)) minus a constant.
     pub rbf: KernelSums,
+    /// The two kernels whose sums these are, `[n, n]` each (only when asked for: the
+    /// permutation null of the kernel metrics needs every entry).
+    pub dense: Option<DenseKernels>,
+}
+
+/// A layer's centred linear kernel and shifted RBF kernel, exactly as the pass summed them.
+#[derive(Debug, Clone)]
+pub struct DenseKernels {
+    /// H X X^T H.
+    pub linear: Matrix,
+    /// exp(-||x_i - x_j||^2 / (2 sigma^2)) - c.
+    pub rbf: Matrix,
 }
 
 /// Cross sums sum_ij K_ij L_ij of one layer pair.
@@ -128,6 +140,8 @@ pub struct PassOptions {
     pub rbf_sigma: f64,
     /// Bytes of kernel rows held at once (both kernels of every layer together).
     pub block_bytes: usize,
+    /// Also keep every layer's two kernels whole (2 L n^2 values).
+    pub keep_dense: bool,
 }
 
 /// Per-layer constants of the centred linear kernel and the RBF distances.
@@ -211,6 +225,10 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
             tied_lists: 0,
             linear: KernelSums::zeros(n),
             rbf: KernelSums::zeros(n),
+            dense: opts.keep_dense.then(|| DenseKernels {
+                linear: Matrix::zeros(n, n),
+                rbf: Matrix::zeros(n, n),
+            }),
         })
         .collect();
     let mut cross = vec![
@@ -276,6 +294,13 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
                 col.iter_mut().for_each(|v| *v -= c);
                 accumulate(&mut o.rbf, i, col);
                 accumulate(&mut o.linear, i, lin[t].col_as_slice(r));
+                if let Some(dk) = &mut o.dense {
+                    // Column i is kernel row i (the kernels are symmetric).
+                    dk.rbf.col_as_slice_mut(i).copy_from_slice(col);
+                    dk.linear
+                        .col_as_slice_mut(i)
+                        .copy_from_slice(lin[t].col_as_slice(r));
+                }
             }
         }
         for (ia, pair) in cross.chunks_mut(b.len()).enumerate() {
@@ -294,6 +319,66 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
         b: b_out,
         cross,
     })
+}
+
+impl KernelSums {
+    /// The sums of L' = P L P^T, L'_ij = L_{perm_i, perm_j}: rows and diagonal permuted,
+    /// the sum of squares unchanged.
+    pub fn permuted(&self, perm: &[usize]) -> KernelSums {
+        KernelSums {
+            rows: perm.iter().map(|&p| self.rows[p]).collect(),
+            diag: perm.iter().map(|&p| self.diag[p]).collect(),
+            sq: self.sq,
+        }
+    }
+}
+
+impl LayerSums {
+    /// What the pass would have kept of the layer with its rows reordered, row i of the
+    /// new layer being row perm[i] of this one (the permutation null's B[perm]): lists
+    /// relabelled, similarities and kernel sums permuted. The dense kernels are not
+    /// copied (use [`permuted_cross`] with the originals).
+    ///
+    /// # Shapes
+    /// `perm [n]` (a permutation of 0..n) -> the same shapes
+    pub fn permuted(&self, perm: &[usize]) -> LayerSums {
+        let k = self.knn.k;
+        let sims = |s: &[f64]| -> Vec<f64> {
+            perm.iter()
+                .flat_map(|&p| s[p * k..(p + 1) * k].iter().copied())
+                .collect()
+        };
+        LayerSums {
+            knn: self.knn.permuted(perm),
+            sims: sims(&self.sims),
+            with_self: self
+                .with_self
+                .as_ref()
+                .map(|(knn, s)| (knn.permuted(perm), sims(s))),
+            tied_lists: self.tied_lists,
+            linear: self.linear.permuted(perm),
+            rbf: self.rbf.permuted(perm),
+            dense: None,
+        }
+    }
+}
+
+/// The cross sum of K against L with L's samples reordered:
+/// sum_ij K_ij L_{perm_i, perm_j}, O(n^2) (one gathered pass over L per column of K).
+///
+/// # Shapes
+/// `k [n, n]`, `l [n, n]`, `perm [n]` -> scalar
+pub fn permuted_cross(k: &Matrix, l: &Matrix, perm: &[usize]) -> f64 {
+    (0..k.ncols())
+        .map(|j| {
+            let lc = l.col_as_slice(perm[j]);
+            k.col_as_slice(j)
+                .iter()
+                .zip(perm)
+                .map(|(&kij, &p)| kij * lc[p])
+                .sum::<f64>()
+        })
+        .sum()
 }
 
 /// Adds row i of a kernel to its sums.

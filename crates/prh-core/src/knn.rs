@@ -253,6 +253,35 @@ pub fn lcs_knn(a: &Knn, b: &Knn) -> Result<f64> {
     Ok(total as f64 / a.n as f64)
 }
 
+/// Levenshtein distance between two sequences: the fewest insertions, deletions and
+/// substitutions (each cost 1) turning `x` into `y` (torchaudio's `edit_distance`, which
+/// platonic-rep calls); classic O(|x| |y|) DP with one row.
+pub fn levenshtein(x: &[usize], y: &[usize]) -> usize {
+    let mut row: Vec<usize> = (0..=y.len()).collect();
+    for (i, &xi) in x.iter().enumerate() {
+        // `diag` is D[i][j] (the previous row's entry left of the current column).
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &yj) in y.iter().enumerate() {
+            let sub = diag + usize::from(xi != yj);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j + 1] + 1).min(row[j] + 1);
+        }
+    }
+    row[y.len()]
+}
+
+/// Edit-distance k-NN: 1 - (1/N) sum_i lev(N_A(i), N_B(i)) / k over the *ordered*
+/// neighbour lists, in [0, 1] (PRH `edit_distance_knn`); 1 when the lists agree in order.
+///
+/// # Shapes
+/// `a [n, k]`, `b [n, k]` -> scalar
+pub fn edit_distance_knn(a: &Knn, b: &Knn) -> Result<f64> {
+    check_pair(a, b)?;
+    let total: usize = (0..a.n).map(|i| levenshtein(a.row(i), b.row(i))).sum();
+    Ok(1.0 - total as f64 / (a.n * a.k) as f64)
+}
+
 /// Permutation null of mutual k-NN: the score of A against B with B's rows shuffled
 /// (the pairing destroyed, each geometry intact), over `shuffles` seeded permutations.
 /// Returns (mean, population std); the mean is about k/(N-1).
@@ -340,6 +369,30 @@ mod tests {
         assert_eq!(lcs_length(&[1, 2, 3, 4], &[2, 4, 3]), 2);
         assert_eq!(lcs_length(&[1, 2, 3], &[1, 2, 3]), 3);
         assert_eq!(lcs_length(&[1, 2], &[3, 4]), 0);
+    }
+
+    #[test]
+    fn levenshtein_closed_forms() {
+        // kitten -> sitting: 3 (two substitutions, one insertion).
+        let w = |s: &str| s.bytes().map(usize::from).collect::<Vec<_>>();
+        assert_eq!(levenshtein(&w("kitten"), &w("sitting")), 3);
+        assert_eq!(levenshtein(&w("flaw"), &w("lawn")), 2);
+        assert_eq!(levenshtein(&[], &[1, 2, 3]), 3);
+        assert_eq!(levenshtein(&[1, 2, 3], &[1, 2, 3]), 0);
+        // A rotation of the list by one: delete the head, append it: 2.
+        assert_eq!(levenshtein(&[1, 2, 3, 4], &[2, 3, 4, 1]), 2);
+        let a = Knn {
+            n: 2,
+            k: 3,
+            idx: vec![1, 2, 3, 0, 2, 3],
+        };
+        let b = Knn {
+            n: 2,
+            k: 3,
+            idx: vec![1, 2, 3, 3, 2, 0],
+        };
+        // Row 0 agrees (0), row 1 reversed (2): 1 - 2 / 6.
+        assert!((edit_distance_knn(&a, &b).unwrap() - (1.0 - 2.0 / 6.0)).abs() < 1e-15);
     }
 
     #[test]

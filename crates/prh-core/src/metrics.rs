@@ -3,19 +3,27 @@
 //! outliers, L2-normalise each layer, compute every metric for every pair of layers and
 //! keep the best score and its layer pair, plus a permutation null for mutual k-NN.
 
+use crate::calibration::{MetricNulls, NullStats};
 use crate::cka::ratio;
 use crate::cknna::cknna_from_lists;
 use crate::degeneracy::{Degeneracy, tie_warning};
 use crate::features::{Features, check_same_n};
 use crate::kernel_blocks::{
-    KernelSums, LayerSums, PairSums, PassOptions, hsic_biased_sums, hsic_unbiased_sums, kernel_pass,
+    KernelPass, KernelSums, LayerSums, PairSums, PassOptions, hsic_biased_sums, hsic_unbiased_sums,
+    kernel_pass, permuted_cross,
 };
 use crate::knn::{
-    BLOCK_BYTES, Knn, cycle_knn, knn_from_features, lcs_knn, mutual_knn, mutual_knn_null,
+    BLOCK_BYTES, Knn, cycle_knn, edit_distance_knn, knn_from_features, lcs_knn, mutual_knn,
+    mutual_knn_null,
 };
 use crate::linalg::Matrix;
 use crate::preprocess::Preprocess;
+use crate::svcca::{self, CCA_DIM};
 use crate::{Error, Result};
+use faer::MatRef;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// Settings of an alignment measurement; the defaults are the PRH benchmark's.
@@ -36,7 +44,16 @@ pub struct MetricOptions {
     /// Bytes of kernel rows held at once by the blockwise pass (memory stays
     /// O(N D + N k) plus this; see [`crate::kernel_blocks`]).
     pub block_bytes: usize,
+    /// SVD directions per side for SVCCA (PRH: 10).
+    pub cca_dim: usize,
+    /// Bytes the permutation null of the kernel metrics may hold as dense kernels
+    /// (2 (L_A + L_B) N^2 f64); above it those three metrics get no null.
+    pub dense_null_bytes: usize,
 }
+
+/// Default of [`MetricOptions::dense_null_bytes`]: 512 MiB, N up to ~4,000 for one layer
+/// per side.
+pub const DENSE_NULL_BYTES: usize = 512 << 20;
 
 impl Default for MetricOptions {
     fn default() -> Self {
@@ -48,6 +65,8 @@ impl Default for MetricOptions {
             cknna_unbiased: true,
             preprocess: Preprocess::default(),
             block_bytes: BLOCK_BYTES,
+            cca_dim: CCA_DIM,
+            dense_null_bytes: DENSE_NULL_BYTES,
         }
     }
 }
@@ -69,10 +88,17 @@ pub struct PairScores {
     pub unbiased_cka: f64,
     /// CKA on mutual k-NN masks.
     pub cknna: f64,
+    /// Mean canonical correlation of the top `cca_dim` SVD directions (PRH `svcca`).
+    pub svcca: f64,
+    /// 1 - mean edit distance of the ordered neighbour lists / k (PRH `edit_distance_knn`).
+    pub edit_distance_knn: f64,
 }
 
+/// Number of metrics in [`PairScores`].
+const METRICS: usize = 9;
+
 impl PairScores {
-    fn fields(&self) -> [f64; 7] {
+    fn fields(&self) -> [f64; METRICS] {
         [
             self.mutual_knn,
             self.cycle_knn,
@@ -81,7 +107,30 @@ impl PairScores {
             self.cka_rbf,
             self.unbiased_cka,
             self.cknna,
+            self.svcca,
+            self.edit_distance_knn,
         ]
+    }
+
+    fn from_fields(v: [f64; METRICS]) -> Self {
+        PairScores {
+            mutual_knn: v[0],
+            cycle_knn: v[1],
+            lcs_knn: v[2],
+            cka: v[3],
+            cka_rbf: v[4],
+            unbiased_cka: v[5],
+            cknna: v[6],
+            svcca: v[7],
+            edit_distance_knn: v[8],
+        }
+    }
+
+    /// Each metric's best possible value, in `fields` order (LCS k-NN counts up to k).
+    fn perfect(k: usize) -> [f64; METRICS] {
+        let mut p = [1.0; METRICS];
+        p[2] = k as f64;
+        p
     }
 }
 
@@ -95,6 +144,8 @@ pub struct BestLayers {
     pub cka_rbf: (usize, usize),
     pub unbiased_cka: (usize, usize),
     pub cknna: (usize, usize),
+    pub svcca: (usize, usize),
+    pub edit_distance_knn: (usize, usize),
 }
 
 /// The alignment report; serialises with the CLI's JSON keys.
@@ -112,9 +163,12 @@ pub struct AlignmentReport {
     pub scores: PairScores,
     /// The layer pair behind each best score.
     pub best_layers: BestLayers,
-    /// Mean and std of mutual k-NN over shuffled pairings (at the best mutual k-NN layer pair).
+    /// Mean and std of mutual k-NN over shuffled pairings at the best mutual k-NN layer
+    /// pair (of that one pair; `null` holds the null of the max over layer pairs).
     pub null_mutual_knn_mean: Option<f64>,
     pub null_mutual_knn_std: Option<f64>,
+    /// The permutation null of every metric, with p-values and calibrated scores.
+    pub null: Option<MetricNulls>,
     /// Outlier thresholds applied to A and B, if any.
     pub clamp_a: Option<f64>,
     pub clamp_b: Option<f64>,
@@ -159,14 +213,17 @@ impl LayerView {
 /// Every metric between two layers from what the kernel pass kept of them: the k-NN
 /// scores from the lists, CKA / RBF CKA / unbiased CKA from the kernel sums
 /// (`HSIC(K, L) / (sqrt(HSIC(K, K) HSIC(L, L)) + 1e-6)`), CKNNA from the lists and their
-/// similarities.
+/// similarities, SVCCA from each side's SVD basis. A NaN cross sum (no dense kernels for
+/// a shuffled pairing) gives NaN kernel metrics.
 ///
 /// # Shapes
-/// `a`, `b` over the same n samples -> `PairScores`
+/// `a`, `b` over the same n samples, `ua [n, c_a]`, `ub [n, c_b]` -> `PairScores`
 pub fn pair_scores(
     a: &LayerSums,
     b: &LayerSums,
     cross: &PairSums,
+    ua: MatRef<'_, f64>,
+    ub: MatRef<'_, f64>,
     opts: &MetricOptions,
 ) -> Result<PairScores> {
     let biased = |x: &KernelSums, y: &KernelSums, c: f64| {
@@ -194,14 +251,43 @@ pub fn pair_scores(
         cka_rbf: biased(&a.rbf, &b.rbf, cross.rbf),
         unbiased_cka: unbiased,
         cknna: cknna_from_lists(na, sa, nb, sb, opts.cknna_unbiased)?,
+        svcca: svcca::from_bases(ua, ub)?,
+        edit_distance_knn: edit_distance_knn(&a.knn, &b.knn)?,
     })
 }
 
-type BestSoFar = ([f64; 7], [(usize, usize); 7]);
+/// Per metric: the best score over layer pairs and its pair.
+type BestSoFar = ([f64; METRICS], [(usize, usize); METRICS]);
+
+/// Folds the scores of every layer pair into the best per metric; `score(i, j)` scores
+/// layer i of A against layer j of B. NaN (e.g. a degenerate CKNNA denominator) never
+/// wins over a number.
+fn best_over_pairs(
+    la: usize,
+    lb: usize,
+    mut score: impl FnMut(usize, usize) -> Result<[f64; METRICS]>,
+) -> Result<BestSoFar> {
+    let mut best: Option<BestSoFar> = None;
+    for i in 0..la {
+        for j in 0..lb {
+            let s = score(i, j)?;
+            let (vals, at) = best.get_or_insert((s, [(i, j); METRICS]));
+            for m in 0..METRICS {
+                if s[m] > vals[m] || vals[m].is_nan() {
+                    vals[m] = s[m];
+                    at[m] = (i, j);
+                }
+            }
+        }
+    }
+    // Invariant: both sides have >= 1 layer (Features::new rejects 0), so the loop ran.
+    best.ok_or_else(|| Error::invalid("no layers to compare"))
+}
 
 /// Measures every metric between `a` and `b` (rows paired by index), the PRH way:
 /// clamp each array at its outlier quantile, normalise each layer's rows, score every
-/// layer pair (i, j) and report max_{i,j} score_ij per metric with its argmax.
+/// layer pair (i, j) and report max_{i,j} score_ij per metric with its argmax; then, with
+/// `null_shuffles > 0`, the permutation null of every metric's max (see [`MetricNulls`]).
 ///
 /// # Shapes
 /// `a [n, la, da]`, `b [n, lb, db]` -> report
@@ -226,6 +312,15 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
         xs.iter().map(|x| Degeneracy::of(x.as_ref())).collect()
     };
     let (degeneracy_a, degeneracy_b) = (health(&xa)?, health(&xb)?);
+    let bases = |xs: &[Matrix]| -> Result<Vec<Matrix>> {
+        xs.iter()
+            .map(|x| svcca::basis(x.as_ref(), opts.cca_dim))
+            .collect()
+    };
+    let (ua, ub) = (bases(&xa)?, bases(&xb)?);
+    let n = a.n;
+    let dense_bytes = 2 * (a.layers + b.layers) * n * n * 8;
+    let keep_dense = opts.null_shuffles > 0 && dense_bytes <= opts.dense_null_bytes;
     let pass = kernel_pass(
         &xa,
         &xb,
@@ -234,28 +329,24 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             with_self: !opts.cknna_unbiased,
             rbf_sigma: opts.rbf_sigma,
             block_bytes: opts.block_bytes,
+            keep_dense,
         },
     )?;
     drop((xa, xb));
-    // Per metric: the best score so far and its layer pair.
-    let mut best: Option<BestSoFar> = None;
-    for (i, la) in pass.a.iter().enumerate() {
-        for (j, lb) in pass.b.iter().enumerate() {
-            let cross = &pass.cross[i * pass.b.len() + j];
-            let s = pair_scores(la, lb, cross, opts)?.fields();
-            let (vals, at) = best.get_or_insert((s, [(i, j); 7]));
-            for m in 0..7 {
-                // NaN (e.g. a degenerate CKNNA denominator) never wins over a number.
-                if s[m] > vals[m] || vals[m].is_nan() {
-                    vals[m] = s[m];
-                    at[m] = (i, j);
-                }
-            }
-        }
-    }
-    // Invariant: both sides have >= 1 layer (Features::new rejects 0), so the loop ran.
-    let (v, at) = best.ok_or_else(|| Error::invalid("no layers to compare"))?;
-    let (null_mean, null_std) = if opts.null_shuffles > 0 {
+    let lb = pass.b.len();
+    let (v, at) = best_over_pairs(pass.a.len(), lb, |i, j| {
+        let cross = &pass.cross[i * lb + j];
+        let s = pair_scores(
+            &pass.a[i],
+            &pass.b[j],
+            cross,
+            ua[i].as_ref(),
+            ub[j].as_ref(),
+            opts,
+        )?;
+        Ok(s.fields())
+    })?;
+    let (null_mean, null_std, null) = if opts.null_shuffles > 0 {
         let (i, j) = at[0];
         // The permutation null reuses the lists: shuffling B's rows only relabels them.
         let (m, s) = mutual_knn_null(
@@ -264,9 +355,18 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             opts.null_shuffles,
             opts.seed,
         )?;
-        (Some(m), Some(s))
+        let note = (!keep_dense).then(|| {
+            format!(
+                "no null for cka, cka_rbf, unbiased_cka: it needs every layer's dense kernels, \
+                 2 (L_A + L_B) N^2 f64 = {} MiB, over the {} MiB budget",
+                dense_bytes >> 20,
+                opts.dense_null_bytes >> 20
+            )
+        });
+        let nulls = permutation_nulls(&pass, &ua, &ub, &v, opts, note)?;
+        (Some(m), Some(s), Some(nulls))
     } else {
-        (None, None)
+        (None, None, None)
     };
     let (i, j) = at[0];
     let share = |t: usize| t as f64 / a.n as f64;
@@ -301,15 +401,7 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
         k: opts.k,
         layers_a: a.layers,
         layers_b: b.layers,
-        scores: PairScores {
-            mutual_knn: v[0],
-            cycle_knn: v[1],
-            lcs_knn: v[2],
-            cka: v[3],
-            cka_rbf: v[4],
-            unbiased_cka: v[5],
-            cknna: v[6],
-        },
+        scores: PairScores::from_fields(v),
         best_layers: BestLayers {
             mutual_knn: at[0],
             cycle_knn: at[1],
@@ -318,19 +410,101 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             cka_rbf: at[4],
             unbiased_cka: at[5],
             cknna: at[6],
+            svcca: at[7],
+            edit_distance_knn: at[8],
         },
         null_mutual_knn_mean: null_mean,
         null_mutual_knn_std: null_std,
+        null,
         clamp_a,
         clamp_b,
+    })
+}
+
+/// The permutation null of every metric's best score: under each of `null_shuffles`
+/// seeded shufflings of B's rows, every layer pair is scored again (lists relabelled,
+/// similarities, kernel sums and SVD bases permuted, cross sums from the dense kernels
+/// when the pass kept them) and the max over layer pairs is one null sample. With one
+/// layer per side this is the plain null of the one pair.
+///
+/// # Shapes
+/// `ua`: L_A x `[n, c]`, `ub`: L_B x `[n, c]`, `raw [9]` (best scores) -> nulls
+fn permutation_nulls(
+    pass: &KernelPass,
+    ua: &[Matrix],
+    ub: &[Matrix],
+    raw: &[f64; METRICS],
+    opts: &MetricOptions,
+    kernel_note: Option<String>,
+) -> Result<MetricNulls> {
+    let n = ua.first().map_or(0, |u| u.nrows());
+    let (la, lb) = (pass.a.len(), pass.b.len());
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut samples: Vec<[f64; METRICS]> = Vec::with_capacity(opts.null_shuffles);
+    for _ in 0..opts.null_shuffles {
+        perm.shuffle(&mut rng);
+        let shuffled: Vec<LayerSums> = pass.b.iter().map(|l| l.permuted(&perm)).collect();
+        let bases: Vec<Matrix> = ub
+            .iter()
+            .map(|u| Matrix::from_fn(n, u.ncols(), |i, t| u[(perm[i], t)]))
+            .collect();
+        let (best, _) = best_over_pairs(la, lb, |i, j| {
+            let cross = match (&pass.a[i].dense, &pass.b[j].dense) {
+                (Some(x), Some(y)) => PairSums {
+                    linear: permuted_cross(&x.linear, &y.linear, &perm),
+                    rbf: permuted_cross(&x.rbf, &y.rbf, &perm),
+                },
+                _ => PairSums {
+                    linear: f64::NAN,
+                    rbf: f64::NAN,
+                },
+            };
+            let s = pair_scores(
+                &pass.a[i],
+                &shuffled[j],
+                &cross,
+                ua[i].as_ref(),
+                bases[j].as_ref(),
+                opts,
+            )?;
+            Ok(s.fields())
+        })?;
+        samples.push(best);
+    }
+    let perfect = PairScores::perfect(opts.k);
+    let stats = |m: usize| -> Result<NullStats> {
+        let col: Vec<f64> = samples.iter().map(|s| s[m]).collect();
+        NullStats::new(raw[m], &col, perfect[m])
+    };
+    let kernel = |m: usize| -> Result<Option<NullStats>> {
+        if kernel_note.is_some() {
+            Ok(None)
+        } else {
+            stats(m).map(Some)
+        }
+    };
+    Ok(MetricNulls {
+        shuffles: opts.null_shuffles,
+        seed: opts.seed,
+        max_over_layer_pairs: la * lb > 1,
+        mutual_knn: stats(0)?,
+        cycle_knn: stats(1)?,
+        lcs_knn: stats(2)?,
+        cka: kernel(3)?,
+        cka_rbf: kernel(4)?,
+        unbiased_cka: kernel(5)?,
+        cknna: stats(6)?,
+        svcca: stats(7)?,
+        edit_distance_knn: stats(8)?,
+        kernel_note,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
-    use rand_chacha::ChaCha8Rng;
+    use rand::Rng;
 
     fn random(n: usize, layers: usize, d: usize, seed: u64) -> Features {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -342,7 +516,7 @@ mod tests {
 
     /// Every metric the old dense way: `[n, n]` Gram and RBF kernels of the preprocessed
     /// layers, the reference the blockwise pass must reproduce.
-    fn dense_scores(x: &Matrix, y: &Matrix, opts: &MetricOptions) -> [f64; 7] {
+    fn dense_scores(x: &Matrix, y: &Matrix, opts: &MetricOptions) -> [f64; METRICS] {
         use crate::cka::{cka, cknna_with, rbf_from_gram, unbiased_cka};
         use crate::knn::{gram, knn_from_gram};
         let (gx, gy) = (gram(x.as_ref()), gram(y.as_ref()));
@@ -367,6 +541,8 @@ mod tests {
             cka(rx.as_ref(), ry.as_ref()).unwrap(),
             unbiased_cka(gx.as_ref(), gy.as_ref()).unwrap(),
             cknna_with(gx.as_ref(), gy.as_ref(), &ca, &cb, opts.cknna_unbiased).unwrap(),
+            svcca::svcca(x.as_ref(), y.as_ref(), opts.cca_dim).unwrap(),
+            edit_distance_knn(&na, &nb).unwrap(),
         ]
     }
 
@@ -392,16 +568,16 @@ mod tests {
                 opts.preprocess.threshold(&b).unwrap(),
             );
             let y = opts.preprocess.layer_matrix_clamped(&b, 0, tb).unwrap();
-            let mut best = [f64::NEG_INFINITY; 7];
+            let mut best = [f64::NEG_INFINITY; METRICS];
             for l in 0..2 {
                 let x = opts.preprocess.layer_matrix_clamped(&a, l, ta).unwrap();
                 let s = dense_scores(&x, &y, &opts);
-                for m in 0..7 {
+                for m in 0..METRICS {
                     best[m] = best[m].max(s[m]);
                 }
             }
             let got = r.scores.fields();
-            for m in 0..7 {
+            for m in 0..METRICS {
                 assert!(
                     (got[m] - best[m]).abs() < 1e-10,
                     "metric {m} (unbiased CKNNA {unbiased}): blockwise {} vs dense {}",
@@ -410,6 +586,81 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// With one shuffle the null's mean is that shuffle's score: it must equal measuring
+    /// A against B with its rows permuted from scratch, for every metric, and for a layer
+    /// search it must be the max over layer pairs (what `measure` reports as raw).
+    #[test]
+    fn permutation_null_equals_rescoring_the_shuffled_pairing() {
+        let (a, b) = (random(40, 2, 6, 21), random(40, 1, 5, 22));
+        for (seed, unbiased) in [(3, true), (8, false)] {
+            let opts = MetricOptions {
+                k: 5,
+                null_shuffles: 1,
+                seed,
+                cknna_unbiased: unbiased,
+                cca_dim: 4,
+                ..MetricOptions::default()
+            };
+            let r = measure(&a, &b, &opts).unwrap();
+            let nulls = r.null.as_ref().unwrap();
+            assert!(nulls.max_over_layer_pairs && nulls.kernel_note.is_none());
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut perm: Vec<usize> = (0..40).collect();
+            perm.shuffle(&mut rng);
+            let data = perm
+                .iter()
+                .flat_map(|&p| b.data[p * 5..(p + 1) * 5].iter().copied())
+                .collect();
+            let shuffled = Features::new("b'", 40, 1, 5, data).unwrap();
+            let plain = MetricOptions {
+                null_shuffles: 0,
+                ..opts
+            };
+            let direct = measure(&a, &shuffled, &plain).unwrap().scores.fields();
+            let n = nulls;
+            let means = [
+                n.mutual_knn.mean,
+                n.cycle_knn.mean,
+                n.lcs_knn.mean,
+                n.cka.unwrap().mean,
+                n.cka_rbf.unwrap().mean,
+                n.unbiased_cka.unwrap().mean,
+                n.cknna.mean,
+                n.svcca.mean,
+                n.edit_distance_knn.mean,
+            ];
+            for m in 0..METRICS {
+                assert!(
+                    (means[m] - direct[m]).abs() < 1e-10,
+                    "metric {m}: null {} vs rescored {}",
+                    means[m],
+                    direct[m]
+                );
+            }
+            assert_eq!(n.mutual_knn.std, 0.0);
+        }
+        // Over budget: the kernel metrics get no null and the report says why.
+        let opts = MetricOptions {
+            k: 5,
+            null_shuffles: 3,
+            dense_null_bytes: 0,
+            cca_dim: 4,
+            ..MetricOptions::default()
+        };
+        let r = measure(&a, &b, &opts).unwrap();
+        let n = r.null.unwrap();
+        assert!(n.cka.is_none() && n.cka_rbf.is_none() && n.unbiased_cka.is_none());
+        assert!(n.kernel_note.unwrap().contains("budget"));
+        // The max over the 2 x 1 layer pairs lies at or above the best pair's own null.
+        assert!(n.mutual_knn.mean >= r.null_mutual_knn_mean.unwrap());
+        // One layer per side: the null of the max is the one pair's null.
+        let one = random(40, 1, 6, 23);
+        let r = measure(&one, &b, &opts).unwrap();
+        let n = r.null.unwrap();
+        assert!(!n.max_over_layer_pairs);
+        assert_eq!(r.null_mutual_knn_mean, Some(n.mutual_knn.mean));
     }
 
     #[test]

@@ -212,7 +212,9 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             })
             .fold(0.0, f64::max);
         rows.push(Row {
-            case: format!("metrics N={} D={d} (all + null)", args.n),
+            // prh also computes SVCCA, edit-distance k-NN and the null of all nine
+            // metrics; the numpy side has the seven PRH metrics and the mutual k-NN null.
+            case: format!("metrics N={} D={d} (all + null; prh: 9 nulls)", args.n),
             flops: 4.0 * (args.n as f64).powi(2) * d as f64,
             ours: t,
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,

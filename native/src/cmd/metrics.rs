@@ -48,9 +48,13 @@ pub struct Args {
     /// CKNNA with biased HSIC and self-neighbours allowed (PRH default is unbiased).
     #[arg(long)]
     pub biased_cknna: bool,
-    /// Shuffles for the mutual k-NN permutation null (0 skips it).
-    #[arg(long, default_value_t = 100)]
+    /// Shuffles for the permutation null of every metric (0 skips it); with layer search,
+    /// each shuffle's score is the max over all layer pairs.
+    #[arg(long, visible_alias = "null-shuffles", default_value_t = 100)]
     pub null: usize,
+    /// SVD directions per side for SVCCA (PRH: 10).
+    #[arg(long, default_value_t = 10)]
+    pub cca_dim: usize,
     /// Seed of the shuffles.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -70,6 +74,7 @@ pub fn run(args: Args) -> Result<()> {
         rbf_sigma: args.rbf_sigma,
         null_shuffles: args.null,
         seed: args.seed,
+        cca_dim: args.cca_dim,
         cknna_unbiased: !args.biased_cknna,
         preprocess: Preprocess {
             outlier_q: if args.no_clamp {
@@ -101,30 +106,91 @@ pub fn run(args: Args) -> Result<()> {
         r.n, r.k, r.clamp_a, r.clamp_b
     );
     let multi = r.layers_a > 1 || r.layers_b > 1;
+    let s = &r.scores;
+    let l = &r.best_layers;
+    let nl = r.null.as_ref();
+    let rows = [
+        (
+            "mutual_knn",
+            s.mutual_knn,
+            l.mutual_knn,
+            nl.map(|n| n.mutual_knn),
+        ),
+        (
+            "cycle_knn",
+            s.cycle_knn,
+            l.cycle_knn,
+            nl.map(|n| n.cycle_knn),
+        ),
+        ("lcs_knn", s.lcs_knn, l.lcs_knn, nl.map(|n| n.lcs_knn)),
+        ("cka", s.cka, l.cka, nl.and_then(|n| n.cka)),
+        ("cka_rbf", s.cka_rbf, l.cka_rbf, nl.and_then(|n| n.cka_rbf)),
+        (
+            "unbiased_cka",
+            s.unbiased_cka,
+            l.unbiased_cka,
+            nl.and_then(|n| n.unbiased_cka),
+        ),
+        ("cknna", s.cknna, l.cknna, nl.map(|n| n.cknna)),
+        ("svcca", s.svcca, l.svcca, nl.map(|n| n.svcca)),
+        (
+            "edit_distance_knn",
+            s.edit_distance_knn,
+            l.edit_distance_knn,
+            nl.map(|n| n.edit_distance_knn),
+        ),
+    ];
+    let null_head = if nl.is_some() {
+        format!(
+            " {:>10} {:>9} {:>8} {:>10}",
+            "null mean", "null std", "p", "calibrated"
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "{:<14} {:>10}{}",
+        "{:<18} {:>10}{null_head}{}",
         "metric",
         "score",
         if multi { "   best layers (A, B)" } else { "" }
     );
-    let s = &r.scores;
-    let l = &r.best_layers;
-    let rows = [
-        ("mutual_knn", s.mutual_knn, l.mutual_knn),
-        ("cycle_knn", s.cycle_knn, l.cycle_knn),
-        ("lcs_knn", s.lcs_knn, l.lcs_knn),
-        ("cka", s.cka, l.cka),
-        ("cka_rbf", s.cka_rbf, l.cka_rbf),
-        ("unbiased_cka", s.unbiased_cka, l.unbiased_cka),
-        ("cknna", s.cknna, l.cknna),
-    ];
-    for (name, v, (i, j)) in rows {
+    let opt = |v: Option<f64>, w: usize, p: usize| {
+        v.map_or_else(|| format!("{:>w$}", "-"), |x| format!("{x:>w$.p$}"))
+    };
+    for (name, v, (i, j), null) in rows {
+        let nul = match (nl, null) {
+            (None, _) => String::new(),
+            (Some(_), None) => format!(" {:>10} {:>9} {:>8} {:>10}", "-", "-", "-", "-"),
+            (Some(_), Some(n)) => format!(
+                " {:>10.6} {:>9.6} {:>8.4} {}",
+                n.mean,
+                n.std,
+                n.p_value,
+                opt(n.calibrated, 10, 4)
+            ),
+        };
         let at = if multi {
             format!("   ({i}, {j})")
         } else {
             String::new()
         };
-        println!("{name:<14} {v:>10.6}{at}");
+        println!("{name:<18} {v:>10.6}{nul}{at}");
+    }
+    if let Some(n) = nl {
+        println!(
+            "null: {} shuffles of B's rows (seed {}){}; p = (1 + #{{null >= score}}) / (1 + shuffles); \
+             calibrated = (score - null mean) / (perfect - null mean)",
+            n.shuffles,
+            n.seed,
+            if n.max_over_layer_pairs {
+                ", each the max over all layer pairs"
+            } else {
+                ""
+            }
+        );
+        if let Some(note) = &n.kernel_note {
+            println!("{note}");
+        }
     }
     if let (Some(m), Some(sd)) = (r.null_mutual_knn_mean, r.null_mutual_knn_std) {
         let z = if sd > 0.0 {

@@ -1,0 +1,97 @@
+//! Calibrated alignment scores: a raw score means little without what unrelated
+//! representations of the same geometry score. Width, depth and above all the max over
+//! layer pairs inflate raw PRH scores (the "Aristotelian" calibration of PRH scores, ICML
+//! 2026); the permutation null here shuffles the pairing (B's rows), keeps each side's
+//! geometry, and, for a layer search, takes the max over all layer pairs under each
+//! shuffle, so that the reported max is compared with the max of unrelated pairs.
+
+use crate::{Error, Result};
+use serde::Serialize;
+
+/// A permutation null of one metric and the raw score set against it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NullStats {
+    /// Mean of the null scores.
+    pub mean: f64,
+    /// Their population standard deviation.
+    pub std: f64,
+    /// Empirical p-value of the raw score, p = (1 + #{null >= raw}) / (1 + shuffles)
+    /// (Phipson & Smyth 2010: the shuffles are a sample, so p is never 0).
+    pub p_value: f64,
+    /// z = (raw - mean) / std; absent when every null score is equal.
+    pub z: Option<f64>,
+    /// Null-calibrated score (raw - mean) / (perfect - mean): 0 at the null's mean, 1 for
+    /// a perfect score, negative below the null; absent when the null reaches `perfect`.
+    pub calibrated: Option<f64>,
+}
+
+impl NullStats {
+    /// Summarises `samples` (one score per shuffle) against `raw`; `perfect` is the
+    /// metric's best value (k for LCS k-NN, 1 for the others).
+    pub fn new(raw: f64, samples: &[f64], perfect: f64) -> Result<Self> {
+        if samples.is_empty() {
+            return Err(Error::invalid(
+                "a permutation null needs at least one shuffle",
+            ));
+        }
+        let b = samples.len() as f64;
+        let mean = samples.iter().sum::<f64>() / b;
+        let std = (samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / b).sqrt();
+        let at_least = samples.iter().filter(|&&s| s >= raw).count();
+        Ok(NullStats {
+            mean,
+            std,
+            p_value: (1 + at_least) as f64 / (1.0 + b),
+            z: (std > 0.0).then(|| (raw - mean) / std),
+            calibrated: (perfect > mean).then(|| (raw - mean) / (perfect - mean)),
+        })
+    }
+}
+
+/// The permutation nulls of every metric of an alignment report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricNulls {
+    /// Shuffles drawn.
+    pub shuffles: usize,
+    /// Seed of the shuffles (ChaCha8; shuffle t applies t successive Fisher-Yates
+    /// shuffles to the identity, as `mutual_knn_null` always has).
+    pub seed: u64,
+    /// True when each null score is the max over all L_A x L_B layer pairs under one
+    /// shuffle: the null of the reported max, not of one pair.
+    pub max_over_layer_pairs: bool,
+    pub mutual_knn: NullStats,
+    pub cycle_knn: NullStats,
+    pub lcs_knn: NullStats,
+    /// Absent when the dense kernels the null needs are over budget (see `kernel_note`).
+    pub cka: Option<NullStats>,
+    pub cka_rbf: Option<NullStats>,
+    pub unbiased_cka: Option<NullStats>,
+    pub cknna: NullStats,
+    pub svcca: NullStats,
+    pub edit_distance_knn: NullStats,
+    /// Why the kernel metrics (CKA, RBF CKA, unbiased CKA) have no null, when they don't.
+    pub kernel_note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_forms() {
+        // Null scores 0.1, 0.2, 0.3, 0.4: mean 0.25, std sqrt(0.0125).
+        let s = NullStats::new(0.35, &[0.1, 0.2, 0.3, 0.4], 1.0).unwrap();
+        assert!((s.mean - 0.25).abs() < 1e-15);
+        assert!((s.std - 0.0125f64.sqrt()).abs() < 1e-15);
+        // One of four null scores reaches 0.35: p = (1 + 1) / 5.
+        assert!((s.p_value - 0.4).abs() < 1e-15);
+        assert!((s.z.unwrap() - 0.1 / 0.0125f64.sqrt()).abs() < 1e-12);
+        assert!((s.calibrated.unwrap() - 0.1 / 0.75).abs() < 1e-15);
+        // Beyond every shuffle: the smallest p the shuffles can give.
+        assert!((NullStats::new(0.9, &[0.1; 9], 1.0).unwrap().p_value - 0.1).abs() < 1e-15);
+        let flat = NullStats::new(0.5, &[0.5; 3], 1.0).unwrap();
+        assert_eq!((flat.z, flat.p_value), (None, 1.0));
+        assert_eq!(NullStats::new(1.0, &[1.0], 1.0).unwrap().calibrated, None);
+        assert!(NullStats::new(1.0, &[], 1.0).is_err());
+    }
+}
