@@ -541,3 +541,56 @@ fn collapsed_embeddings_score_chance_and_are_flagged() {
     let m = run_json(&["metrics", &a, &b, "--json", "--null", "5"]);
     assert_eq!(m["warnings"].as_array().map(Vec::len), Some(0), "{m}");
 }
+
+/// Issue 24.5: `--gallery-curve` measures nested subsets: the full size reproduces the
+/// plain report's mutual k-NN, each point has its null, and the SVG has one dot per point
+/// and series; a size above N is refused naming the flag.
+#[test]
+fn gallery_curve_table_json_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = reference_inputs();
+    let (pa, pb) = (save(dir.path(), "a.npy", &a), save(dir.path(), "b.npy", &b));
+    let svg = dir.path().join("curve.svg");
+    let args = [
+        "metrics",
+        &pa,
+        &pb,
+        "--gallery-curve",
+        "64,16,32",
+        "--null",
+        "10",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.extend(["--json", "--curve-svg", svg.to_str().unwrap()]);
+    let v = run_json(&with_json);
+    let points = v["gallery_curve"].as_array().unwrap();
+    let sizes: Vec<u64> = points.iter().map(|p| p["n"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, vec![16, 32, 64]);
+    let full = run_json(&["metrics", &pa, &pb, "--json", "--null", "0"]);
+    assert!(
+        (points[2]["mutual_knn"].as_f64().unwrap() - full["mutual_knn"].as_f64().unwrap()).abs()
+            < 1e-12
+    );
+    for p in points {
+        assert!(p["null"]["p_value"].as_f64().is_some(), "{p}");
+        let chance = 10.0 / (p["n"].as_f64().unwrap() - 1.0);
+        assert!((p["chance"].as_f64().unwrap() - chance).abs() < 1e-15);
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg") && text.contains("gallery"),
+        "{text}"
+    );
+    // 3 points x (score, null mean, chance) + 3 legend dots.
+    assert_eq!(text.matches("<circle").count(), 12, "{text}");
+    let (ok, table, _) = run(&args);
+    assert!(
+        ok && table.contains("samples") && table.lines().count() == 4,
+        "{table}"
+    );
+    let (ok, _, err) = run(&["metrics", &pa, &pb, "--gallery-curve", "65"]);
+    assert!(
+        !ok && err.contains("--gallery-curve") && err.contains("65"),
+        "{err}"
+    );
+}

@@ -209,8 +209,11 @@ pub struct Alignment {
     pub mutual_knn: f64,
     /// Its permutation null: mean and std over shuffled pairings.
     pub mutual_knn_null: [f64; 2],
-    /// Linear CKA.
+    /// Linear CKA (biased HSIC, PRH `cka`).
     pub cka: f64,
+    /// Linear CKA with Song et al.'s unbiased HSIC (PRH `unbiased_cka`): near 0 for
+    /// unrelated sets, where biased CKA is inflated by width and small N.
+    pub unbiased_cka: f64,
     /// R@1 ranking captions for each held-out picture through the rotation fitted on the
     /// other states.
     pub r1_image_to_text: f64,
@@ -270,6 +273,10 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
         mutual_knn: mutual_knn(&ka, &kb)?,
         mutual_knn_null: [null_mean, null_std],
         cka: crate::cka::cka(gram(a.as_ref()).as_ref(), gram(b.as_ref()).as_ref())?,
+        unbiased_cka: crate::cka::unbiased_cka(
+            gram(a.as_ref()).as_ref(),
+            gram(b.as_ref()).as_ref(),
+        )?,
         r1_image_to_text: report.a_to_b.r1,
         r1_text_to_image: report.b_to_a.r1,
         r1_chance: report.chance.r1,

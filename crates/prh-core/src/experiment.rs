@@ -335,6 +335,10 @@ pub struct AlignmentPoint {
     pub null_std: Option<f64>,
     /// Linear CKA on the test rows.
     pub cka: f64,
+    /// Linear CKA with unbiased HSIC on the test rows (absent in results written before
+    /// it was recorded).
+    #[serde(default)]
+    pub unbiased_cka: Option<f64>,
     /// R@1 of A -> B and B -> A on the test rows after a rotation fit on the fit rows.
     pub r1_a_to_b: f64,
     pub r1_b_to_a: f64,
@@ -396,6 +400,7 @@ pub fn align_point(
         null_mean: r.null_mutual_knn_mean,
         null_std: r.null_mutual_knn_std,
         cka: r.scores.cka,
+        unbiased_cka: Some(r.scores.unbiased_cka),
         r1_a_to_b: ret.a_to_b.r1,
         r1_b_to_a: ret.b_to_a.r1,
         r1_chance: ret.chance.r1,

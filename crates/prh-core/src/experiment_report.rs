@@ -130,6 +130,19 @@ pub struct ScalingSeries<'a> {
 /// # Shapes
 /// `series [objectives]` of `[budgets]` points -> SVG text
 pub fn svg_scaling(title: &str, y_label: &str, series: &[ScalingSeries<'_>]) -> String {
+    svg_log_x(title, "samples seen (log scale)", y_label, series)
+}
+
+/// The plot of [`svg_scaling`] with any x quantity on its log10 axis (`x_label` names it).
+///
+/// # Shapes
+/// `series [curves]` of `[points]` -> SVG text
+pub fn svg_log_x(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[ScalingSeries<'_>],
+) -> String {
     let (w, h, left, right, top, bottom) = (600.0, 360.0, 60.0, 130.0, 30.0, 45.0);
     let pts = series.iter().flat_map(|s| s.points.iter());
     let (mut x_lo, mut x_hi, mut y_lo, mut y_hi) = (
@@ -174,10 +187,11 @@ pub fn svg_scaling(title: &str, y_label: &str, series: &[ScalingSeries<'_>]) -> 
     }
     let _ = writeln!(
         s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">samples seen (log scale)</text>\n\
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n\
          <text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1})\">{}</text>",
         (x0 + x1) / 2.0,
         h - 8.0,
+        escape(x_label),
         (y0 + y1) / 2.0,
         (y0 + y1) / 2.0,
         escape(y_label)

@@ -37,6 +37,7 @@ pub mod experiment_vision;
 pub mod features;
 #[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
 pub mod flex_ops;
+pub mod gallery;
 pub mod gelu;
 pub mod image_encoder;
 pub mod kernel;

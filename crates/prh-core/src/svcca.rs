@@ -59,11 +59,8 @@ pub fn basis(x: MatRef<'_, f64>, dim: usize) -> Result<Matrix> {
         }
         u
     };
-    if u.ncols() == 0 {
-        return Err(Error::invalid(
-            "SVCCA: the standardised features are all zero (no direction to correlate)",
-        ));
-    }
+    // All-constant features leave no direction: an empty basis, which scores 0 (the
+    // metrics report flags such an input as collapsed).
     Ok(u)
 }
 
@@ -79,7 +76,7 @@ fn kept(values: &[f64], c: usize) -> usize {
 }
 
 /// Mean canonical correlation of two bases with orthonormal centred columns:
-/// (1/c) sum_i sigma_i(U_A^T U_B), c = min(c_A, c_B).
+/// (1/c) sum_i sigma_i(U_A^T U_B), c = min(c_A, c_B); 0 when either basis is empty.
 ///
 /// # Shapes
 /// `ua [n, c_a]`, `ub [n, c_b]` -> scalar in [0, 1]
@@ -90,6 +87,9 @@ pub fn from_bases(ua: MatRef<'_, f64>, ub: MatRef<'_, f64>) -> Result<f64> {
             ua.nrows(),
             ub.nrows()
         )));
+    }
+    if ua.ncols() == 0 || ub.ncols() == 0 {
+        return Ok(0.0);
     }
     let m: Matrix = ua.transpose() * ub;
     let s = svd(m.as_ref())?.s;
@@ -154,5 +154,9 @@ mod tests {
         let v = from_bases(ua.as_ref(), ub.as_ref()).unwrap();
         assert!((v - 0.75).abs() < 1e-12, "{v}");
         assert!(basis(x.subrows(0, 2), 10).is_err());
+        // Constant features: no direction, score 0.
+        let flat = Mat::from_fn(80, 12, |_, j| j as f64);
+        assert_eq!(basis(flat.as_ref(), 10).unwrap().ncols(), 0);
+        assert_eq!(svcca(flat.as_ref(), x.as_ref(), 10).unwrap(), 0.0);
     }
 }

@@ -1,5 +1,5 @@
 //! `prh-native metrics A B`: every PRH alignment metric between two embedding files
-//! (paper §5: mutual 10-NN, CKA), with a permutation null.
+//! (paper §5: mutual 10-NN, CKA), each with its permutation null (docs/measurement.md).
 //!
 //! ```text
 //! # inputs: python3 -c "import numpy as np; r = np.random.default_rng(0);
@@ -7,22 +7,29 @@
 //! #   np.save('a.npy', a); np.save('b.npy', a @ q + 0.5 * r.standard_normal((500, 64)))"
 //! $ prh-native metrics a.npy b.npy
 //! a.npy [500 x 1 x 64]  vs  b.npy [500 x 1 x 64]
-//! N = 500, k = 10, clamp A = Some(1.9525153767667187), clamp B = Some(2.188796128452958)
-//! metric              score
-//! mutual_knn       0.382400
-//! cycle_knn        0.990000
-//! lcs_knn          2.440000
-//! cka              0.805661
-//! cka_rbf          0.838639
-//! unbiased_cka     0.780660
-//! cknna            0.407635
+//! N = 500, k = 10, clamp A = Some(1.9525153767667187), clamp B = Some(2.1887961284529585)
+//! metric                  score  null mean  null std        p calibrated
+//! mutual_knn           0.382400   0.020326  0.002359   0.0099     0.3696
+//! cycle_knn            0.990000   0.185340  0.019296   0.0099     0.9877
+//! lcs_knn              2.440000   0.195160  0.021949   0.0099     0.2290
+//! cka                  0.805661   0.113732  0.002999   0.0099     0.7807
+//! cka_rbf              0.838639   0.268501  0.002472   0.0099     0.7794
+//! unbiased_cka         0.780660  -0.000057  0.003384   0.0099     0.7807
+//! cknna                0.407635   0.016854  0.002532   0.0099     0.3975
+//! svcca                0.704745   0.119665  0.008299   0.0099     0.6646
+//! edit_distance_knn    0.068600   0.001980  0.000667   0.0099     0.0668
+//! null: 100 shuffles of B's rows (seed 0); p = (1 + #{null >= score}) / (1 + shuffles); calibrated = (score - null mean) / (perfect - null mean)
 //! mutual_knn null over 100 shuffles: 0.020326 ± 0.002359 (chance k/(N-1) = 0.020040); z = 153.5
 //! ```
 
 use super::inputs::Inputs;
 use anyhow::{Context, Result, bail};
+use prh_core::experiment_report::{ScalingSeries, svg_log_x};
+use prh_core::features::Features;
+use prh_core::gallery::gallery_curve;
 use prh_core::metrics::{MetricOptions, measure};
 use prh_core::preprocess::Preprocess;
+use std::path::PathBuf;
 
 /// Arguments of `prh-native metrics`.
 #[derive(clap::Args, Debug)]
@@ -61,6 +68,13 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Instead of the full report: mutual k-NN (with its null) on nested random subsets of
+    /// these sizes (comma separated, each at most N), the gallery curve.
+    #[arg(long, value_delimiter = ',')]
+    pub gallery_curve: Option<Vec<usize>>,
+    /// Also draw the gallery curve as an SVG plot to this file.
+    #[arg(long, requires = "gallery_curve")]
+    pub curve_svg: Option<PathBuf>,
 }
 
 /// Runs `prh-native metrics`.
@@ -86,6 +100,9 @@ pub fn run(args: Args) -> Result<()> {
         },
         ..MetricOptions::default()
     };
+    if let Some(sizes) = &args.gallery_curve {
+        return curve(&args, &a, &b, sizes, &opts);
+    }
     let r = measure(&a, &b, &opts).with_context(|| {
         format!(
             "measuring {} against {}",
@@ -213,6 +230,87 @@ pub fn run(args: Args) -> Result<()> {
     }
     for w in &r.warnings {
         println!("warning: {w}");
+    }
+    Ok(())
+}
+
+/// `--gallery-curve`: the table (or JSON) and the optional SVG.
+fn curve(
+    args: &Args,
+    a: &Features,
+    b: &Features,
+    sizes: &[usize],
+    opts: &MetricOptions,
+) -> Result<()> {
+    let points = gallery_curve(a, b, sizes, opts).with_context(|| {
+        format!(
+            "--gallery-curve on {} and {}",
+            args.inputs.a.display(),
+            args.inputs.b.display()
+        )
+    })?;
+    if let Some(path) = &args.curve_svg {
+        let raw: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.mutual_knn)).collect();
+        let null: Vec<(f64, f64)> = points
+            .iter()
+            .filter_map(|p| p.null.map(|s| (p.n as f64, s.mean)))
+            .collect();
+        let chance: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.chance)).collect();
+        let label = format!("mutual {}-NN", opts.k);
+        let mut series = vec![ScalingSeries {
+            label: &label,
+            points: &raw,
+            law: None,
+        }];
+        if !null.is_empty() {
+            series.push(ScalingSeries {
+                label: "null mean",
+                points: &null,
+                law: None,
+            });
+        }
+        series.push(ScalingSeries {
+            label: "chance k/(n-1)",
+            points: &chance,
+            law: None,
+        });
+        let svg = svg_log_x(
+            "mutual k-NN against gallery size",
+            "samples in the gallery (log scale)",
+            &label,
+            &series,
+        );
+        std::fs::write(path, svg)
+            .with_context(|| format!("writing the gallery curve to {}", path.display()))?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({ "k": opts.k, "seed": opts.seed, "gallery_curve": points })
+        );
+        return Ok(());
+    }
+    println!(
+        "{:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+        "samples", "mutual_knn", "null mean", "null std", "p", "calibrated", "chance"
+    );
+    for p in &points {
+        let nul = p.null.map_or_else(
+            || format!("{:>10} {:>10} {:>8} {:>10}", "-", "-", "-", "-"),
+            |s| {
+                format!(
+                    "{:>10.6} {:>10.6} {:>8.4} {:>10}",
+                    s.mean,
+                    s.std,
+                    s.p_value,
+                    s.calibrated.map_or("-".into(), |c| format!("{c:.4}"))
+                )
+            },
+        );
+        println!(
+            "{:>10} {:>10.6} {nul} {:>10.6}",
+            p.n, p.mutual_knn, p.chance
+        );
     }
     Ok(())
 }
