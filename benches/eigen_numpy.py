@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from blas_info import blas_info
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -32,12 +34,7 @@ def main() -> None:
     ap.add_argument("--tol", type=float, default=1e-10, help="eigsh's relative tolerance")
     ap.add_argument("files", nargs="*", help=".npy files, each a symmetric [n, n] matrix")
     args = ap.parse_args()
-    blas = "unknown"
-    try:
-        cfg = np.show_config(mode="dicts")
-        blas = cfg["Build Dependencies"]["blas"]["name"]
-    except Exception:  # older numpy: no dict mode; the name is informational only
-        pass
+    blas = blas_info()
     results = []
     for path in args.files:
         k = np.load(path)

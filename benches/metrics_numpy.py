@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from blas_info import blas_info
+
 
 def prep(x, q=0.95):
     t = np.partition(np.abs(x).ravel(), int(q * x.size))[int(q * x.size)]
@@ -114,11 +116,7 @@ def main() -> None:
     ap.add_argument("a")
     ap.add_argument("b")
     args = ap.parse_args()
-    blas = "unknown"
-    try:
-        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
-    except Exception:  # older numpy: no dict mode; the name is informational only
-        pass
+    blas = blas_info()
     a = np.load(args.a).astype(np.float64)
     b = np.load(args.b).astype(np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:

@@ -71,6 +71,24 @@ pub struct EigenArgs {
     pub peak_n: usize,
 }
 
+/// The command that runs a Python reference script with `threads` BLAS / OpenMP threads
+/// and the machine's OpenBLAS kernel pins removed: `OPENBLAS_CORETYPE` and
+/// `OPENBLAS_L2_SIZE`, set on some machines for old OpenBLAS builds, hold numpy to slower
+/// kernels (one-thread f64 matmul 62 vs 105 GFLOP/s measured where they were set), which
+/// would flatter prh. The scripts report the kernels OpenBLAS then chose
+/// (`benches/blas_info.py`).
+pub(crate) fn reference_command(python: &str, script: &std::path::Path, threads: usize) -> Command {
+    let t = threads.to_string();
+    let mut c = Command::new(python);
+    c.arg(script)
+        .env("OMP_NUM_THREADS", &t)
+        .env("OPENBLAS_NUM_THREADS", &t)
+        .env("MKL_NUM_THREADS", &t)
+        .env_remove("OPENBLAS_CORETYPE")
+        .env_remove("OPENBLAS_L2_SIZE");
+    c
+}
+
 /// Flops of a full symmetric eigendecomposition with eigenvectors, 9 n^3 (Golub & Van
 /// Loan, "Matrix Computations", 4th ed., §8.3: tridiagonal reduction, accumulating Q and
 /// the implicit QR iteration on the vectors). faer and LAPACK's syevd use divide and
@@ -172,9 +190,7 @@ fn eigen(args: EigenArgs) -> Result<()> {
         files.push(path);
     }
     let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
-    let threads = numpy_threads.to_string();
-    let out = Command::new(&args.python)
-        .arg(&args.script)
+    let out = reference_command(&args.python, &args.script, numpy_threads)
         .arg("--repeats")
         .arg(args.repeats.to_string())
         .arg("--matmul")
@@ -186,9 +202,6 @@ fn eigen(args: EigenArgs) -> Result<()> {
             &args.top_tol.to_string(),
         ])
         .args(&files)
-        .env("OMP_NUM_THREADS", &threads)
-        .env("OPENBLAS_NUM_THREADS", &threads)
-        .env("MKL_NUM_THREADS", &threads)
         .output()
         .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
     std::fs::remove_dir_all(&dir).ok();

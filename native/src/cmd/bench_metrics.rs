@@ -12,7 +12,6 @@ use prh_core::features::{Features, write_npy};
 use prh_core::metrics::{MetricOptions, measure};
 use prh_core::procrustes;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 /// Options of `bench metrics`.
@@ -91,15 +90,10 @@ fn time_it<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, 
 }
 
 fn numpy(args: &MetricsBenchArgs, kind: &str, a: &Path, b: &Path) -> Result<serde_json::Value> {
-    let threads = args.numpy_threads.to_string();
-    let out = Command::new(&args.python)
-        .arg(&args.script)
+    let out = super::bench::reference_command(&args.python, &args.script, args.numpy_threads)
         .args(["--repeats", &args.repeats.to_string(), kind])
         .arg(a)
         .arg(b)
-        .env("OMP_NUM_THREADS", &threads)
-        .env("OPENBLAS_NUM_THREADS", &threads)
-        .env("MKL_NUM_THREADS", &threads)
         .output()
         .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
     if !out.status.success() {
@@ -201,7 +195,11 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
         let (t, report) = time_it(args.repeats, || Ok(measure(&fa, &fb, &opts)?))?;
         eprintln!("prh metrics N = {} D = {d}: {t:.3} s", args.n);
         let np = numpy(args, "metrics", &pa, &pb)?;
-        version = np["numpy"].as_str().unwrap_or("?").to_string();
+        version = format!(
+            "{}, BLAS {}",
+            np["numpy"].as_str().unwrap_or("?"),
+            np["blas"].as_str().unwrap_or("?")
+        );
         let ours = serde_json::to_value(&report)?;
         let diff = keys
             .iter()
