@@ -419,3 +419,70 @@ fn data_parallel_trains_and_resumes_exactly_through_the_cli() {
         );
     }
 }
+
+/// Issue 22.2: off a terminal (as here: stderr is a pipe) training prints one status line
+/// per `PRH_PROGRESS_SECS` (0: every step) naming the run, step, loss, rates and ETA, on
+/// stderr only; `--quiet` prints none of them.
+#[test]
+fn progress_lines_off_a_terminal_and_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(dir.path());
+    let run = |name: &str, quiet: bool| {
+        let mut cmd = bin();
+        cmd.env("PRH_PROGRESS_SECS", "0")
+            .arg("train")
+            .arg("--config")
+            .arg(configs().join("tiny.toml"))
+            .arg("--out")
+            .arg(dir.path().join(name));
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        for s in [
+            "data.source=jsonl".to_string(),
+            format!("data.path={}", corpus.display()),
+            "data.max_groups=0".into(),
+            "run.steps=4".into(),
+            "run.checkpoint_every=4".into(),
+            "views.batch_size=8".into(),
+            "tokenizer.vocab_size=100".into(),
+            "tokenizer.min_frequency=1".into(),
+            "model.max_len=16".into(),
+            "loss.slices=16".into(),
+            "optim.warmup_steps=1".into(),
+        ] {
+            cmd.arg("--set").arg(s);
+        }
+        let out = cmd.output().unwrap();
+        check(&out);
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (stdout, stderr) = run("loud", false);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("[loud] step "))
+        .collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    for l in &lines {
+        assert!(
+            l.contains(" loss ")
+                && l.contains("steps/s")
+                && l.contains("samples/s")
+                && l.contains("eta "),
+            "{l}"
+        );
+    }
+    assert!(lines[3].contains("step 4/4"), "{}", lines[3]);
+    assert!(
+        !stdout.contains("step "),
+        "progress leaked to stdout: {stdout}"
+    );
+    let (_, stderr) = run("hush", true);
+    assert!(
+        !stderr.contains("] step "),
+        "--quiet printed progress: {stderr}"
+    );
+}

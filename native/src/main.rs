@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod cmd;
+mod progress;
 
 /// prh: the Platonic Representation Theorem, runnable.
 #[derive(Parser, Debug)]
@@ -16,6 +17,9 @@ mod cmd;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress bars or status lines on stderr (results and errors still print).
+    #[arg(long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -58,6 +62,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Demo(args) => cmd::demo::run(args),
         Command::Spectral(args) => cmd::spectral::run(args),

@@ -14,6 +14,7 @@
 //! `eval_every` steps and at the end, and the two languages are compared at each step
 //! ([`prh_core::experiment::align_point`]).
 
+use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
@@ -122,13 +123,16 @@ pub struct Args {
 /// Training losses kept in memory, wall-clock from the process.
 /// Trains `inner` from scratch while recording `texts`' embeddings at step 0 and at every
 /// evaluation step: the run every experiment does per objective, seed (and language).
+/// `label` names the run in the progress output.
 pub(super) fn train_recording<B: AutodiffBackend>(
     inner: TextTask,
     texts: Vec<String>,
     config_toml: &str,
+    label: &str,
     device: &B::Device,
 ) -> Result<(RecordingTask, TrainSummary<TextEncoder<B>>)> {
     let (run, optim) = (inner.cfg.run.clone(), inner.cfg.optim.clone());
+    let batch = inner.cfg.views.batch_size;
     let mut task = RecordingTask {
         inner,
         texts,
@@ -138,6 +142,7 @@ pub(super) fn train_recording<B: AutodiffBackend>(
     let mut sink = LossSink {
         start: Instant::now(),
         records: Vec::new(),
+        progress: Progress::new(label, run.steps, 0, batch),
     };
     let summary = train::<B, _>(
         &mut task,
@@ -148,12 +153,14 @@ pub(super) fn train_recording<B: AutodiffBackend>(
         &mut sink,
         device,
     )?;
+    sink.progress.finish();
     Ok((task, summary))
 }
 
 struct LossSink {
     start: Instant,
     records: Vec<serde_json::Value>,
+    progress: Progress,
 }
 
 impl RunSink for LossSink {
@@ -166,6 +173,9 @@ impl RunSink for LossSink {
     }
     fn save(&mut self, _name: &str, _ck: &Checkpoint) -> prh_core::Result<()> {
         Ok(())
+    }
+    fn progress(&mut self, step: usize, _total: usize, loss: f64) {
+        self.progress.update(step, loss);
     }
 }
 

@@ -15,8 +15,8 @@
 //! `checkpoints/best.ckpt` (atomic), `embeddings.npy` + `embeddings_ids.txt` (held-out
 //! texts embedded by the final model).
 
+use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::checkpoint::{Checkpoint, module_from_bytes, write_atomic};
@@ -27,7 +27,7 @@ use prh_core::features::{self, Features};
 use prh_core::text_task::{EvalSet, TextTask, embed_texts};
 use prh_core::tokenizer::TextTokenizer;
 use prh_core::train::{RunSink, train_on_devices};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -151,21 +151,22 @@ fn read_config(p: &Path) -> Result<String> {
 pub(crate) struct FsSink {
     dir: PathBuf,
     metrics: std::fs::File,
-    pub(crate) bar: Option<ProgressBar>,
+    /// Bar or status lines on stderr (`crate::progress`).
+    pub(crate) progress: Progress,
     start: Instant,
-    log_every: usize,
-    first_step: usize,
 }
 
 impl FsSink {
     /// Opens `dir/metrics.jsonl` for appending; on a restart (`--resume`) first drops the
-    /// lines logged after `start_step`, the checkpoint's step (they will be redone). A
-    /// progress bar when stderr is a terminal.
+    /// lines logged after `start_step`, the checkpoint's step (they will be redone).
+    /// Progress (named `label`, `samples_per_step` samples a step) goes to stderr.
     pub(crate) fn open(
         dir: &Path,
         restart: bool,
         start_step: usize,
         run: &prh_core::config::RunConfig,
+        label: &str,
+        samples_per_step: usize,
     ) -> Result<Self> {
         let metrics_path = dir.join("metrics.jsonl");
         if restart && metrics_path.exists() {
@@ -186,22 +187,11 @@ impl FsSink {
             .append(true)
             .open(&metrics_path)
             .with_context(|| format!("opening {}", metrics_path.display()))?;
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new(run.steps as u64);
-            bar.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.set_position(start_step as u64);
-            bar
-        });
         Ok(FsSink {
             dir: dir.to_path_buf(),
             metrics,
-            bar,
+            progress: Progress::new(label, run.steps, start_step, samples_per_step),
             start: Instant::now(),
-            log_every: run.log_every,
-            first_step: start_step,
         })
     }
 }
@@ -217,18 +207,8 @@ impl RunSink for FsSink {
     fn save(&mut self, name: &str, ck: &Checkpoint) -> prh_core::Result<()> {
         ck.write(&self.dir.join("checkpoints").join(format!("{name}.ckpt")))
     }
-    fn progress(&mut self, step: usize, total: usize, loss: f64) {
-        let rate = (step - self.first_step) as f64 / self.now().max(1e-9);
-        match &self.bar {
-            Some(bar) => {
-                bar.set_position(step as u64);
-                bar.set_message(format!("loss {loss:.4}"));
-            }
-            None if step.is_multiple_of(self.log_every.max(1)) || step == total => {
-                eprintln!("step {step}/{total} loss {loss:.4} {rate:.2} steps/s");
-            }
-            None => {}
-        }
+    fn progress(&mut self, step: usize, _total: usize, loss: f64) {
+        self.progress.update(step, loss);
     }
 }
 
@@ -479,7 +459,17 @@ fn train_on<B: AutodiffBackend>(
         });
     }
     let start_step = resume.as_ref().map_or(0, |c| c.meta.step);
-    let mut sink = FsSink::open(&dir, restart, start_step, &cfg.run)?;
+    let label = dir
+        .file_name()
+        .map_or_else(|| "train".into(), |n| n.to_string_lossy().into_owned());
+    let mut sink = FsSink::open(
+        &dir,
+        restart,
+        start_step,
+        &cfg.run,
+        &label,
+        cfg.views.batch_size,
+    )?;
     eprintln!(
         "training {:?} {} ({} groups, vocab {}, {} params) on {} into {}",
         cfg.run.objective,
@@ -510,9 +500,7 @@ fn train_on<B: AutodiffBackend>(
         &mut sink,
         &devices,
     )?;
-    if let Some(bar) = &sink.bar {
-        bar.finish();
-    }
+    sink.progress.finish();
     // Embeddings export of the held-out texts with the final model.
     let inner = prh_core::backend::burn::module::AutodiffModule::valid(&summary.model);
     let z = embed_texts(&inner, &task.spec, &task.tokenizer, &texts, 256, &device)?;

@@ -139,16 +139,17 @@ pub fn run_in_folder<B: AutodiffBackend>(
         write_atomic(&dir.join("tokenizer.json"), tok.to_json()?.as_bytes())?;
     }
     let start_step = resume.map_or(0, |c| c.meta.step);
-    let mut sink = FsSink::open(dir, restart, start_step, &cfg.run)?;
-    if let (Some(bar), Some(label)) = (&sink.bar, label) {
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_prefix(label.to_string());
-    }
+    let name = dir
+        .file_name()
+        .map_or_else(|| "train".into(), |n| n.to_string_lossy().into_owned());
+    let mut sink = FsSink::open(
+        dir,
+        restart,
+        start_step,
+        &cfg.run,
+        label.unwrap_or(&name),
+        cfg.views.batch_size,
+    )?;
     eprintln!(
         "training the {:?} JEPA on {:?} views ({} world states, d = {}) into {}",
         modality,
@@ -158,9 +159,7 @@ pub fn run_in_folder<B: AutodiffBackend>(
         dir.display()
     );
     let out = train_scene::<B>(cfg, &world, tokenizer.as_ref(), resume, &mut sink, device)?;
-    if let Some(bar) = &sink.bar {
-        bar.finish();
-    }
+    sink.progress.finish();
     write_embeddings(dir, cfg, &world, &out.model, device)?;
     Ok(out)
 }

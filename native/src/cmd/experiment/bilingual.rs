@@ -142,14 +142,19 @@ impl Bilingual {
             let config_toml = tcfg.to_toml()?;
             let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
             let t = Instant::now();
-            let (task, summary) =
-                train_recording::<B>(inner, self.probes[l].clone(), &config_toml, device)
-                    .with_context(|| {
-                        format!(
-                            "training {} seed {seed} ({lang})",
-                            objective_name(objective)
-                        )
-                    })?;
+            let (task, summary) = train_recording::<B>(
+                inner,
+                self.probes[l].clone(),
+                &config_toml,
+                &format!("{} s{seed} {lang}", objective_name(objective)),
+                device,
+            )
+            .with_context(|| {
+                format!(
+                    "training {} seed {seed} ({lang})",
+                    objective_name(objective)
+                )
+            })?;
             train_s[l] = t.elapsed().as_secs_f64();
             final_loss[l] = summary.last_loss;
             on_trained(l, &task, &summary, &config_toml)?;

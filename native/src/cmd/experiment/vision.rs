@@ -171,9 +171,14 @@ pub(super) fn train_one<B: AutodiffBackend>(
     let inner = TextTask::new(tcfg.clone(), data.tokenizer.clone(), &data.groups)?;
     let d = inner.spec.d_model;
     let t = Instant::now();
-    let (task, summary) =
-        train_recording::<B>(inner, data.class_texts.clone(), &config_toml, device)
-            .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
+    let (task, summary) = train_recording::<B>(
+        inner,
+        data.class_texts.clone(),
+        &config_toml,
+        &format!("{} s{seed}", objective_name(objective)),
+        device,
+    )
+    .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
     let bundle = if keep_bundle {
         Some(write_bundle(
             &summary.model.valid(),
