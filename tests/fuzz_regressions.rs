@@ -58,6 +58,16 @@ fn replay(target: &str, source: &str, data: &[u8]) -> Vec<Result<(), String>> {
             )
             .map(|_| ()))]
         }
+        // Text has no magic bytes: the parser is chosen by the `.tsv` name.
+        "tsv" => vec![s(Features::from_bytes(
+            &format!("{source}.tsv"),
+            data,
+            None,
+        )
+        .map(|f| {
+            assert_eq!(f.n * f.layers * f.d, f.data.len());
+            assert!(f.data.iter().all(|v| v.is_finite()));
+        }))],
         other => panic!("no parser for fuzz target folder `{other}`"),
     }
 }
@@ -72,6 +82,7 @@ fn every_kept_fuzz_input_gives_ok_or_a_clean_error() {
         "config_toml",
         "checkpoint",
         "bundle",
+        "tsv",
     ];
     let mut total = 0;
     for target in targets {

@@ -594,3 +594,33 @@ fn gallery_curve_table_json_and_svg() {
         "{err}"
     );
 }
+
+/// Issue 22.4: the Embedding Projector's vectors.tsv is read by metrics and align like the
+/// .npy of the same numbers; a malformed line is refused naming the file, line and column.
+#[test]
+fn embedding_projector_tsv_reads_like_npy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = reference_inputs();
+    let (pa, pb) = (save(dir.path(), "a.npy", &a), save(dir.path(), "b.npy", &b));
+    let tsv = dir.path().join("vectors.tsv");
+    let text: String = (0..a.nrows())
+        .map(|i| {
+            let row: Vec<String> = (0..a.ncols()).map(|j| format!("{:?}", a[(i, j)])).collect();
+            row.join("\t") + "\n"
+        })
+        .collect();
+    std::fs::write(&tsv, text).unwrap();
+    let t = tsv.display().to_string();
+    let from_npy = run_json(&["metrics", &pa, &pb, "--json", "--null", "5"]);
+    let from_tsv = run_json(&["metrics", &t, &pb, "--json", "--null", "5"]);
+    assert_eq!(from_npy["mutual_knn"], from_tsv["mutual_knn"]);
+    assert_eq!(from_npy["cka"], from_tsv["cka"]);
+    let r = run_json(&["align", &t, &pb, "--fit", "32", "--json"]);
+    assert!(r["a_to_b"]["R@1"].as_f64().is_some());
+    std::fs::write(&tsv, "1\t2\n3\tfour\n").unwrap();
+    let (ok, _, err) = run(&["metrics", &t, &pb]);
+    assert!(
+        !ok && err.contains("vectors.tsv") && err.contains("line 2, column 2"),
+        "{err}"
+    );
+}

@@ -167,6 +167,30 @@ fn run_folder_embed_and_export_agree() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f32::max);
     assert!(diff < 1e-5, "embed differs from the run's export by {diff}");
+    // The Embedding Projector's pair: vectors.tsv (read back as the same numbers, exactly:
+    // the shortest decimals that read back as the same f32) and metadata.tsv with the texts in order.
+    let vectors = tmp.path().join("vectors.tsv");
+    let out = bin()
+        .args(["embed", "--run"])
+        .arg(&run)
+        .arg("--texts")
+        .arg(&corpus)
+        .arg("--out")
+        .arg(&vectors)
+        .output()
+        .unwrap();
+    check(&out);
+    let f = prh_core::features::load(&vectors, None).unwrap();
+    assert_eq!((f.n, f.d), (40, 64));
+    assert!(f.data.iter().zip(&z).all(|(a, &b)| *a as f32 == b));
+    let meta = std::fs::read_to_string(tmp.path().join("metadata.tsv")).unwrap();
+    let first: Vec<String> = prh_core::corpus::read_jsonl(&corpus)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.texts[0].clone())
+        .collect();
+    assert_eq!(meta.lines().collect::<Vec<_>>(), first);
     // The web bundle loads from bytes and embeds identically.
     let out = bin().args(["export", "--run"]).arg(&run).output().unwrap();
     check(&out);

@@ -121,8 +121,9 @@ impl Features {
         Ok((head, tail))
     }
 
-    /// Parses `.npy`, `.npz` or `.safetensors` bytes (recognised by their magic bytes).
-    /// `array` picks a named array in an `.npz`/`.safetensors` file; without it the file must
+    /// Parses `.npy`, `.npz` or `.safetensors` bytes (recognised by their magic bytes), or
+    /// the Embedding Projector's `vectors.tsv` (recognised by a `source` name ending in
+    /// `.tsv`: text has no magic bytes; see [`crate::tsv`]). `array` picks a named array in an `.npz`/`.safetensors` file; without it the file must
     /// hold exactly one.
     ///
     /// # Shapes
@@ -132,7 +133,7 @@ impl Features {
             return Err(Error::format(
                 source,
                 "file",
-                "file is empty: expected .npy, .npz or .safetensors",
+                "file is empty: expected .npy, .npz, .safetensors or vectors.tsv",
             ));
         }
         if bytes.starts_with(b"\x93NUMPY") {
@@ -142,11 +143,15 @@ impl Features {
             read_npz(source, bytes, array)
         } else if looks_like_safetensors(bytes) {
             read_safetensors(source, bytes, array)
+        } else if source.to_ascii_lowercase().ends_with(".tsv") {
+            let (n, d, data) = crate::tsv::parse_vectors(source, bytes)?;
+            Features::new(source, n, 1, d, data)
         } else {
             Err(Error::format(
                 source,
                 "magic",
-                "unrecognised format: expected .npy (\\x93NUMPY), .npz (zip) or .safetensors",
+                "unrecognised format: expected .npy (\\x93NUMPY), .npz (zip), .safetensors, \
+                 or tab-separated numbers in a file named *.tsv",
             ))
         }
     }

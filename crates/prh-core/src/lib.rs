@@ -71,6 +71,7 @@ pub mod tokenizer;
 pub mod top_eigen;
 pub mod train;
 pub mod transformer;
+pub mod tsv;
 pub mod view_spectrum;
 pub mod views;
 pub mod wordnet;

@@ -11,8 +11,8 @@ use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::corpus;
-use prh_core::features;
 use prh_core::text_task::embed_texts;
+use prh_core::{features, tsv};
 use std::path::{Path, PathBuf};
 
 use super::train::{OnTrainBackend, load_model, load_run, on_train_backend};
@@ -26,7 +26,9 @@ pub struct Args {
     /// Texts: one per line (.txt), or a corpus (.jsonl: the first text of each group).
     #[arg(long)]
     pub texts: PathBuf,
-    /// Output .npy (float32 [N, D]).
+    /// Output .npy (float32 [N, D]); a name ending in .tsv writes the Embedding
+    /// Projector's pair instead: the vectors there and the texts in metadata.tsv beside it
+    /// (`<stem>.metadata.tsv` unless the file is named vectors.tsv).
     #[arg(long)]
     pub out: PathBuf,
     /// Which checkpoint: best (falls back to latest) or latest.
@@ -70,7 +72,20 @@ fn embed_on<B: Backend>(args: &Args, device: B::Device) -> Result<()> {
     let model = load_model::<B>(&spec, &ck, &device)?;
     let texts = read_texts(&args.texts)?;
     let z = embed_texts(&model, &spec, &tok, &texts, args.batch, &device)?;
-    features::write_npy(&args.out, &[texts.len(), spec.d_model], &z)?;
+    if args
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tsv"))
+    {
+        let meta = tsv::metadata_path(&args.out);
+        std::fs::write(&args.out, tsv::vectors_text(spec.d_model, &z))
+            .with_context(|| format!("writing {}", args.out.display()))?;
+        std::fs::write(&meta, tsv::metadata_text(&texts))
+            .with_context(|| format!("writing {}", meta.display()))?;
+        println!("labels -> {}", meta.display());
+    } else {
+        features::write_npy(&args.out, &[texts.len(), spec.d_model], &z)?;
+    }
     println!(
         "embedded {} texts -> {} [{}, {}] (checkpoint step {})",
         texts.len(),

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 /// Two embedding files whose row i describes the same sample.
 #[derive(clap::Args, Debug)]
 pub struct Inputs {
-    /// Embeddings of modality A: .npy, .npz or .safetensors, shape [N, D] or [N, L, D].
+    /// Embeddings of modality A: .npy, .npz, .safetensors, shape [N, D] or [N, L, D], or the
+    /// Embedding Projector's vectors.tsv.
     pub a: PathBuf,
     /// Embeddings of modality B (row i describes the same sample as row i of A).
     pub b: PathBuf,
