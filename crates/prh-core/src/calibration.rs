@@ -27,7 +27,10 @@ pub struct NullStats {
 
 impl NullStats {
     /// Summarises `samples` (one score per shuffle) against `raw`; `perfect` is the
-    /// metric's best value (k for LCS k-NN, 1 for the others).
+    /// metric's best value (k for LCS k-NN, 1 for the others). Undefined scores (NaN, e.g.
+    /// a degenerate CKNNA denominator) are read conservatively: a NaN null sample counts
+    /// as reaching the raw score (and is left out of mean and std), and a NaN raw score
+    /// gets p = 1 and no z or calibrated score — never a small p-value.
     pub fn new(raw: f64, samples: &[f64], perfect: f64) -> Result<Self> {
         if samples.is_empty() {
             return Err(Error::invalid(
@@ -35,15 +38,26 @@ impl NullStats {
             ));
         }
         let b = samples.len() as f64;
-        let mean = samples.iter().sum::<f64>() / b;
-        let std = (samples.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / b).sqrt();
-        let at_least = samples.iter().filter(|&&s| s >= raw).count();
+        let finite: Vec<f64> = samples.iter().copied().filter(|s| s.is_finite()).collect();
+        let m = finite.len().max(1) as f64;
+        let mean = finite.iter().sum::<f64>() / m;
+        let std = (finite.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / m).sqrt();
+        // Not below the raw score; a NaN sample (no ordering) counts as reaching it.
+        let at_least = samples
+            .iter()
+            .filter(|s| s.partial_cmp(&raw) != Some(std::cmp::Ordering::Less))
+            .count();
+        let ok = raw.is_finite() && !finite.is_empty();
         Ok(NullStats {
             mean,
             std,
-            p_value: (1 + at_least) as f64 / (1.0 + b),
-            z: (std > 0.0).then(|| (raw - mean) / std),
-            calibrated: (perfect > mean).then(|| (raw - mean) / (perfect - mean)),
+            p_value: if raw.is_nan() {
+                1.0
+            } else {
+                (1 + at_least) as f64 / (1.0 + b)
+            },
+            z: (ok && std > 0.0).then(|| (raw - mean) / std),
+            calibrated: (ok && perfect > mean).then(|| (raw - mean) / (perfect - mean)),
         })
     }
 }
@@ -93,5 +107,11 @@ mod tests {
         assert_eq!((flat.z, flat.p_value), (None, 1.0));
         assert_eq!(NullStats::new(1.0, &[1.0], 1.0).unwrap().calibrated, None);
         assert!(NullStats::new(1.0, &[], 1.0).is_err());
+        // Undefined scores never make a result look significant.
+        let nan = NullStats::new(f64::NAN, &[0.1, 0.2], 1.0).unwrap();
+        assert_eq!((nan.p_value, nan.z, nan.calibrated), (1.0, None, None));
+        let s = NullStats::new(0.5, &[0.1, f64::NAN, 0.3], 1.0).unwrap();
+        assert!((s.mean - 0.2).abs() < 1e-15);
+        assert!((s.p_value - 2.0 / 4.0).abs() < 1e-15);
     }
 }
