@@ -45,7 +45,7 @@ impl NullStats {
         // Not below the raw score; a NaN sample (no ordering) counts as reaching it.
         let at_least = samples
             .iter()
-            .filter(|s| s.partial_cmp(&raw) != Some(std::cmp::Ordering::Less))
+            .filter(|&&s| s.partial_cmp(&raw) != Some(std::cmp::Ordering::Less))
             .count();
         let ok = raw.is_finite() && !finite.is_empty();
         Ok(NullStats {
