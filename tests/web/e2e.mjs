@@ -34,6 +34,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import * as fixes from "./correctness.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = resolve(here, "../..");
@@ -108,6 +109,12 @@ async function download(page, dir, button, file) {
   await new Promise((r) => setTimeout(r, 100));
   if (!existsSync(path)) throw new Error(`${button}: no ${file} downloaded (files: ${readdirSync(dir).join(", ")})`);
   return readFileSync(path, "utf8");
+}
+
+// Clicks an export button and returns the downloaded file's bytes.
+async function downloadBytes(page, dir, button, file) {
+  await download(page, dir, button, file);
+  return readFileSync(join(dir, file));
 }
 
 // Parses SVG markup in the page (the browser's XML parser) and counts elements by selector.
@@ -410,6 +417,19 @@ async function visionDemo(page) {
   check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); "${texts[0]}" -> ${shown[0]?.[0]?.[2]}`);
 }
 
+// The issue-25 fixes (tests/web/correctness.mjs).
+async function correctness(t) {
+  await fixes.connectedWorld(t);
+  await fixes.featureCard(t);
+  await fixes.rotationCard(t);
+  await fixes.twoPanelPng(t, "#rep-a", "#rep-b", "#export-representations-png", "representations.png");
+  await t.page.goto(`${t.url}?lab=alignment`, { waitUntil: "load" });
+  await t.page.waitForSelector("#load-demo");
+  await t.page.click("#load-demo");
+  await t.page.waitForSelector("#scatter-b", { timeout: 60000 });
+  await fixes.twoPanelPng(t, "#scatter-a", "#scatter-b", "#export-pca-png", "pca.png");
+}
+
 // WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.
 async function webgpu(url, dir) {
   const browser = await puppeteer.launch({
@@ -462,10 +482,13 @@ async function main() {
     page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
     const cdp = await browser.target().createCDPSession();
     await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: dir });
-    await spectral(page, url, dir);
-    await alignment(page, url, dir);
-    await checkpoint(page, url, dir);
-    await webgpu(url, dir);
+    // PRH_E2E_ONLY=correctness runs only the issue-25 checks (quicker while iterating).
+    const all = process.env.PRH_E2E_ONLY !== "correctness";
+    if (all) await spectral(page, url, dir);
+    if (all) await alignment(page, url, dir);
+    if (all) await checkpoint(page, url, dir);
+    await correctness({ page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST });
+    if (all) await webgpu(url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
     failures++;

@@ -550,7 +550,7 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
     };
     view! {
         <div class="card">
-            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" /></h2>
+            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" second=(cb, ["A".to_string(), "B".to_string()]) /></h2>
             <div class="pair">
                 <figure><canvas node_ref=ca id="scatter-a" width="260" height="260" style="cursor:crosshair"
                     on:mousedown=on_down(0, ca) on:mousemove=on_move(0, ca, an.pca_a.clone())

@@ -18,6 +18,7 @@ mod class_vectors;
 mod draw;
 mod drop_zone;
 mod export;
+mod numbers;
 mod pca;
 mod spectral_compute;
 mod spectral_figures;

@@ -29,6 +29,10 @@ const MAX_N: usize = 500;
 /// take to stay under it on a busy one (docs/benchmarks.md, Browser).
 const LIVE_LIMIT: usize = 400;
 
+/// The world the lab opens on: a ring, whose positive-pair graph is connected (one
+/// eigenvalue 1) for every seed and n.
+const DEFAULT_PRESET: Preset = Preset::Ring;
+
 /// The lab's inputs (each one a URL query key).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -50,8 +54,10 @@ impl Settings {
     fn from_url() -> Settings {
         use crate::url_state::get;
         Settings {
-            preset: Preset::parse(&get("preset", "clusters".to_string()))
-                .unwrap_or(Preset::Clusters),
+            // A connected world by default: `clusters` is disconnected (eigenvalue 1 once
+            // per cluster), which contradicts the first thing the spectrum card teaches.
+            preset: Preset::parse(&get("preset", DEFAULT_PRESET.name().to_string()))
+                .unwrap_or(DEFAULT_PRESET),
             n: get("n", 12_usize).clamp(2, MAX_N),
             seed: get("seed", 0_u64),
             alpha: get("alpha", 0.0_f64).clamp(0.0, 1.0),
@@ -111,6 +117,7 @@ pub fn SpectralLab() -> impl IntoView {
     );
     let rot = RwSignal::new(crate::url_state::get("rot", 0.0_f64).clamp(0.0, 1.0));
     let fiedler = RwSignal::new(crate::url_state::get("fiedler", 0_u8) != 0);
+    let playing = RwSignal::new(false);
     Effect::new(move |_| {
         let s = settings.get();
         let mut q = vec![
@@ -121,7 +128,17 @@ pub fn SpectralLab() -> impl IntoView {
             ("alpha", s.alpha.to_string()),
             ("d", s.d.to_string()),
             ("skip", u8::from(s.skip_trivial).to_string()),
-            ("rot", rot.get().to_string()),
+            // Not rewritten on every animation frame (Chrome throttles frequent history
+            // updates): while playing, t is recorded when the animation stops.
+            (
+                "rot",
+                if playing.get() {
+                    rot.get_untracked()
+                } else {
+                    rot.get()
+                }
+                .to_string(),
+            ),
             ("fiedler", u8::from(fiedler.get()).to_string()),
         ];
         if let Some(j) = selected.get() {
@@ -188,7 +205,7 @@ pub fn SpectralLab() -> impl IntoView {
                     <MatrixCard lab=l.clone() which="Pi" fiedler=fiedler />
                     <MatrixCard lab=l.clone() which="K" fiedler=fiedler />
                     <EigenvectorCard lab=l.clone() selected=selected />
-                    <RotationCard lab=l.clone() rot=rot selected=selected />
+                    <RotationCard lab=l.clone() rot=rot selected=selected playing=playing />
                     <BoundCard lab=l.clone() />
                 </div>
             }.into_any(),
