@@ -146,3 +146,213 @@ export async function twoPanelPng(t, selectorA, selectorB, button, file) {
   check(r.w >= r.wa + 12 + r.wb && r.diffA < 0.01 && r.diffB < 0.01, `item 6: ${file} is ${r.w}x${r.h} with panel A (${(100 * r.diffA).toFixed(1)} % pixels differ) and panel B (${(100 * r.diffB).toFixed(1)} % differ) side by side`);
 }
 
+// Embeds the text box on the CPU and waits for the result (or an error).
+async function embedCpu(page) {
+  await page.select("#backend", "cpu");
+  const before = await page.$eval("#embed-ms", (e) => e.dataset.ms).catch(() => "");
+  await page.click("#embed");
+  await page.waitForFunction((b) => {
+    const e = document.querySelector("#embed-ms");
+    return (e && e.dataset.ms !== b) || document.querySelector("#error-embed");
+  }, { timeout: 120000 }, before);
+}
+
+async function setTexts(page, lines) {
+  await page.$eval("#texts", (el, t) => {
+    el.value = t;
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  }, lines.join("\n"));
+}
+
+// Item 2: results computed from an old input are cleared or marked when the input changes.
+export async function staleResults(t) {
+  const { page, url, dir, check, npy, rng, native } = t;
+  await page.goto(`${url}?lab=checkpoint`, { waitUntil: "load" });
+  await page.waitForSelector("#load-demo-model");
+  await page.click("#load-demo-model");
+  await page.waitForSelector("#bundle-info", { timeout: 60000 });
+  await embedCpu(page);
+  check((await page.$("#neighbours")) !== null, "item 2: the demo encoder's embeddings are shown");
+  await page.click("#load-demo-vision");
+  await page.waitForFunction(() => document.querySelector("#classes-info")?.textContent.includes("demo_vision") && document.querySelector("#bundle-info")?.textContent.includes("demo_vision"), { timeout: 60000 });
+  await sleep(200);
+  const stale = await page.$eval("#stale-embed", (e) => e.textContent).catch(() => null);
+  check((await page.$("#neighbours")) === null && (await page.$("#classes-table")) === null && stale?.includes("demo_model"), `item 2: loading the vision demo clears the demo encoder's embeddings (no classes table pairs them with the new class vectors): "${stale?.slice(0, 90)}"`);
+  await embedCpu(page);
+  await page.waitForSelector("#classes-table", { timeout: 20000 });
+  check((await page.$("#stale-texts")) === null, "item 2: fresh embeddings carry no stale notice");
+  await setTexts(page, ["a dog runs on the beach", "a cat sleeps"]);
+  await page.waitForSelector("#stale-texts", { timeout: 5000 }).catch(() => null);
+  check((await page.$("#stale-texts")) !== null, "item 2: editing the texts marks the shown results stale");
+
+  // Alignment lab: replacing A says that B is the earlier file, and the scores are the
+  // CLI's for the new pair.
+  const n = 60, d = 8, r = rng(99);
+  const mk = (f) => Array.from({ length: n * d }, f);
+  const a1 = mk(() => r() * 2 - 1), a2 = mk(() => r() * 2 - 1);
+  const b = a1.map((v) => v + 0.3 * (r() * 2 - 1));
+  const [fa1, fa2, fb] = ["stale_a1.npy", "stale_a2.npy", "stale_b.npy"].map((f) => join(dir, f));
+  writeFileSync(fa1, npy(n, d, a1));
+  writeFileSync(fa2, npy(n, d, a2));
+  writeFileSync(fb, npy(n, d, b));
+  await page.goto(`${url}?lab=alignment`, { waitUntil: "load" });
+  await page.waitForSelector("#file-a");
+  await (await page.$("#file-a")).uploadFile(fa1);
+  await (await page.$("#file-b")).uploadFile(fb);
+  await page.waitForFunction(() => document.querySelector("#results-for")?.textContent.includes("stale_b.npy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  await (await page.$("#file-a")).uploadFile(fa2);
+  await page.waitForFunction(() => document.querySelector("#results-for")?.textContent.includes("stale_a2.npy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  const note = await page.$eval("#pair-note", (e) => e.textContent).catch(() => null);
+  const ref = native(["metrics", fa2, fb, "--json"]);
+  const shown = Number(await page.$eval("#metric-mutual_knn", (e) => e.dataset.value));
+  check(note?.includes("stale_b.npy") && note.includes("replaced") && Math.abs(shown - ref.mutual_knn) < 1e-9, `item 2: a new A is scored against the earlier B and the page says so ("${note?.slice(0, 100)}"); mutual k-NN ${shown} = CLI ${ref.mutual_knn}`);
+}
+
+// Items 9 and 10 in the checkpoint lab: file messages, lone and over-long texts, the
+// caption of the encoder that ran, chance levels, measured alignment, centred cosines.
+export async function checkpointDetails(t) {
+  const { page, url, dir, check } = t;
+  await page.goto(`${url}?lab=checkpoint`, { waitUntil: "load" });
+  await page.waitForSelector("#file-bundle");
+  const zip = join(dir, "model.pt"), txt = join(dir, "notes.safetensors");
+  writeFileSync(zip, Buffer.concat([Buffer.from("PK\x03\x04", "latin1"), Buffer.alloc(200)]));
+  writeFileSync(txt, "not a bundle at all, just some text\n");
+  for (const [f, want] of [[zip, "zip archive"], [txt, "header length"]]) {
+    await (await page.$("#file-bundle")).uploadFile(f);
+    await page.waitForFunction((w) => document.querySelector("#error-bundle")?.textContent.includes(w), { timeout: 20000 }, want).catch(() => null);
+    const msg = await page.$eval("#error-bundle", (e) => e.textContent).catch(() => "");
+    check(msg.includes(want) && !msg.includes("too large"), `item 9: a non-safetensors bundle gets a real message: "${msg.slice(0, 130)}"`);
+  }
+  await page.click("#load-demo-model");
+  await page.waitForFunction(() => document.querySelector("#bundle-info")?.textContent.includes("demo_model"), { timeout: 60000 });
+  const maxTokens = Number((await page.$eval("#bundle-info", (e) => e.textContent)).match(/max (\d+) tokens/)[1]);
+  await setTexts(page, ["a man rides a bicycle down the street"]);
+  await embedCpu(page);
+  const lone = await page.$$eval("#neighbours tr", (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+  check(lone.length === 1 && lone[0][1].includes("no other text") && lone[0][1] !== lone[0][0], `item 9: one text has no nearest other text (not itself): "${lone[0]?.[1]}"`);
+  const long = Array.from({ length: 3 * maxTokens }, (_, i) => ["dog", "runs", "in", "the", "park"][i % 5]).join(" ");
+  await setTexts(page, ["a short caption", long]);
+  await embedCpu(page);
+  const cut = await page.$eval("#truncation-warning", (e) => e.textContent).catch(() => null);
+  check(cut?.includes("text 2") && !cut.includes("text 1 ") && cut.includes(String(maxTokens)), `item 9: an over-long text is reported as cut to the context: "${cut?.slice(0, 120)}"`);
+  const demoCaption = await page.$eval("#neighbours", (e) => e.closest(".card").querySelector(".explain").textContent);
+
+  // The vision-aligned demo: its own caption, the measured alignment and chance levels.
+  await page.click("#load-demo-vision");
+  await page.waitForFunction(() => document.querySelector("#classes-info")?.textContent.includes("demo_vision") && document.querySelector("#bundle-info")?.textContent.includes("demo_vision"), { timeout: 60000 });
+  const texts = ["a goldfish swims in a glass bowl", "a dog runs on the beach", "two dogs play in the snow", "a man rides a horse in a field"];
+  await setTexts(page, texts);
+  await embedCpu(page);
+  await page.waitForSelector("#classes-table", { timeout: 20000 });
+  const visionCaption = await page.$eval("#neighbours", (e) => e.closest(".card").querySelector(".explain").textContent);
+  check(demoCaption.includes("500 CPU steps") && !visionCaption.includes("500 CPU steps") && visionCaption.includes("views-vision"), `item 9: the caption describes the encoder that ran (vision: "${visionCaption.slice(visionCaption.indexOf("This"), visionCaption.indexOf("This") + 60)}…")`);
+  const al = await page.$eval("#classes-alignment", (e) => ({ r1: Number(e.dataset.r1), chance: Number(e.dataset.r1Chance), text: e.textContent }));
+  const ch = await page.$eval("#classes-chance", (e) => ({ mean: Number(e.dataset.mean), std: Number(e.dataset.std) }));
+  const explain = await page.$eval("#classes-table", (e) => e.closest(".card").textContent);
+  check(al.r1 === 0.11 && al.chance === 0.01 && ch.mean > 0 && ch.mean < 1 && ch.std > 0 && !explain.includes("agree up to a rotation."), `item 10: the classes card shows the measured R@1 ${al.r1} beside chance ${al.chance}, the chance top score ${ch.mean.toFixed(3)} ± ${ch.std.toFixed(3)}, and no unconditional "agree up to a rotation"`);
+  // Centred cosines: each shown score equals the cosine of the rows minus their mean.
+  await page.click("#centre-cosines");
+  await page.waitForFunction(() => document.querySelector("#neighbours th:nth-child(3)")?.textContent.includes("centred"), { timeout: 5000 }).catch(() => null);
+  const rows = JSON.parse(await page.$eval("#embed-ms", (e) => e.dataset.rows)).map(Math.fround);
+  const n = texts.length, d = rows.length / n;
+  const mean = Array.from({ length: d }, (_, c) => rows.filter((_, x) => x % d === c).reduce((s, v) => s + v, 0) / n);
+  const x = (i) => Array.from({ length: d }, (_, c) => rows[i * d + c] - mean[c]);
+  const cos = (i, j) => { const [a, b] = [x(i), x(j)]; return a.reduce((s, v, c) => s + v * b[c], 0) / Math.hypot(...a) / Math.hypot(...b); };
+  const shown = await page.$$eval("#neighbours tr", (trs) => trs.slice(1).map((tr) => [Number(tr.children[1].dataset.j), Number(tr.children[2].dataset.cos)]));
+  let err = 0, bestOk = true;
+  shown.forEach(([j, s], i) => {
+    err = Math.max(err, Math.abs(s - cos(i, j)));
+    for (let k = 0; k < n; k++) if (k !== i && cos(i, k) > s + 1e-6) bestOk = false;
+  });
+  check(shown.length === n && err < 1e-5 && bestOk, `item 10: centred cosines: each text's nearest other text and score match the centred cosines computed here (max diff ${err.toExponential(2)})`);
+}
+
+// Item 9 in the spectral lab: long eigenvalue lists wrap between numbers and fold; a bad
+// link value or a too large d leaves every figure up with one plain note; n rounded to
+// a grid says so; a field with no number shows the value in use again.
+export async function spectralDetails({ page, url, check }) {
+  await openSpectral(page, url, "preset=ring&n=60&seed=0&alpha=0.3&d=2&skip=1");
+  const all = (await eigenvalues(page)).length;
+  const folded = await page.$$eval("#eigenvalues .ev", (es) => es.length);
+  await page.click("#eigs-show-all");
+  await page.waitForFunction((n) => document.querySelectorAll("#eigenvalues .ev").length === n, { timeout: 5000 }, all).catch(() => null);
+  const lay = await page.$eval("#eigenvalues", (e) => ({
+    n: e.querySelectorAll(".ev").length,
+    wordBreak: getComputedStyle(e).wordBreak,
+    split: [...e.querySelectorAll(".ev")].filter((s) => s.getClientRects().length !== 1 || s.getBoundingClientRect().height > 20).length,
+  }));
+  check(all === 120 && folded < all && lay.n === all && lay.wordBreak !== "break-all" && lay.split === 0, `item 9: ${all} eigenvalues: ${folded} shown, all ${lay.n} after "show all", none broken across lines (word-break ${lay.wordBreak}, ${lay.split} split)`);
+
+  const noted = async (q, want) => {
+    await openSpectral(page, url, q);
+    const note = await page.$eval("#settings-note", (e) => e.textContent).catch(() => "");
+    const figures = await page.$$eval("canvas", (cs) => cs.length);
+    const err = await page.$("#error-spectral");
+    return { note, ok: want.every((w) => note.includes(w)) && !/\d\.\.=?\d/.test(note) && figures >= 6 && err === null, figures };
+  };
+  let r = await noted("preset=ring&n=12&alpha=NaN&d=2", ["alpha = NaN", "from 0 to 1"]);
+  check(r.ok, `item 9: ?alpha=NaN keeps all ${r.figures} figures with one note: "${r.note}"`);
+  r = await noted("preset=ring&n=12&d=500&skip=1", ["d = 500", "23 eigenvectors", "24 observations"]);
+  check(r.ok && !r.note.includes("states leave"), `item 9: d = 500 keeps all ${r.figures} figures with one note in plain words: "${r.note}"`);
+  r = await noted("preset=grid&n=10&d=2", ["n = 10", "12 states"]);
+  check(r.ok, `item 9: a grid world says how n was rounded: "${r.note}"`);
+  const back = await page.$eval("#ctl-n", (el) => {
+    el.value = "abc";
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return el.value;
+  });
+  check(back === "10", `item 9: a field left without a number shows the value in use again ("${back}")`);
+}
+
+// Item 7: each lab keeps its state across tabs, and the URL holds every lab's state.
+export async function tabsKeepState({ page, url, check, native, DIST }) {
+  await page.goto(`${url}?lab=spectral&preset=grid&n=12&d=3`, { waitUntil: "load" });
+  await page.waitForSelector("#eigenvalues");
+  const before = await page.$eval("#eigenvalues", (e) => e.dataset.values);
+  await page.$eval("#ctl-n", (el) => {
+    el.value = "27";
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  await page.waitForFunction((b) => document.querySelector("#eigenvalues").dataset.values !== b, { timeout: 20000 }, before);
+  const spectral = await page.$eval("#eigenvalues", (e) => e.dataset.values);
+  await page.click("#tab-alignment");
+  await page.waitForSelector("#load-demo", { visible: true });
+  await page.click("#load-demo");
+  await page.waitForFunction(() => document.querySelector("#results-for")?.textContent.includes("demo_b.npy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  await page.$eval("#knn-k", (el) => {
+    el.value = "7";
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+  });
+  await page.waitForFunction(() => document.querySelector("#results-for")?.textContent.includes("k = 7") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  const aligned = await page.$eval("#results-for", (e) => e.dataset.loadA + "/" + e.dataset.loadB + " " + e.textContent);
+  await page.click("#tab-checkpoint");
+  await page.waitForSelector("#load-demo-model", { visible: true });
+  await page.click("#load-demo-model");
+  await page.waitForSelector("#bundle-info", { timeout: 60000 });
+  await embedCpu(page);
+  const search = await page.evaluate(() => location.search);
+  await page.click("#tab-spectral");
+  const n = await page.$eval("#ctl-n", (e) => e.value);
+  const spectralAfter = await page.$eval("#eigenvalues", (e) => e.dataset.values);
+  await page.click("#tab-alignment");
+  const alignedAfter = await page.$eval("#results-for", (e) => e.dataset.loadA + "/" + e.dataset.loadB + " " + e.textContent).catch(() => "");
+  await page.click("#tab-checkpoint");
+  const kept = (await page.$("#neighbours")) !== null && (await page.$eval("#bundle-info", (e) => e.textContent)).includes("demo_model");
+  check(n === "27" && spectralAfter === spectral && alignedAfter === aligned && kept, `item 7: after visiting the other tabs, the spectral lab still has n = ${n} and its spectrum, the alignment lab its results (${alignedAfter.slice(0, 40)}…), the checkpoint lab its encoder and embeddings`);
+  const q = new URLSearchParams(search);
+  check(q.get("lab") === "checkpoint" && q.get("n") === "27" && q.get("preset") === "grid" && q.get("k") === "7" && q.get("data") === "demo" && q.get("model") === "demo" && q.get("backend") === "cpu", `item 7: one URL holds every lab's state: ${search}`);
+
+  // Links reproduce the labs: the alignment demo at k = 7, the checkpoint lab's encoder,
+  // texts and centring (it embeds on load).
+  await page.goto(`${url}?lab=alignment&data=demo&k=7`, { waitUntil: "load" });
+  await page.waitForFunction(() => document.querySelector("#results-for")?.textContent.includes("demo_b.npy") && document.querySelector("#metric-mutual_knn"), { timeout: 60000 });
+  const ref = native(["metrics", join(DIST, "assets/demo_a.npy"), join(DIST, "assets/demo_b.npy"), "--json", "--k", "7"]);
+  const shown = Number(await page.$eval("#metric-mutual_knn", (e) => e.dataset.value));
+  check(Math.abs(shown - ref.mutual_knn) < 1e-9 && (await page.$eval("#knn-k", (e) => e.value)) === "7", `item 7: ?data=demo&k=7 reloads the demo pair at k = 7: mutual k-NN ${shown} = CLI ${ref.mutual_knn}`);
+  const texts = ["a dog runs on the beach", "a puppy plays by the sea", "a man rides a bicycle"];
+  await page.goto(`${url}?lab=checkpoint&model=demo&backend=cpu&centre=1&texts=${encodeURIComponent(texts.join("\n"))}`, { waitUntil: "load" });
+  await page.waitForSelector("#neighbours", { timeout: 120000 });
+  const rows = await page.$$eval("#neighbours tr", (trs) => trs.slice(1).map((tr) => tr.children[0].textContent));
+  const header = await page.$eval("#neighbours th:nth-child(3)", (e) => e.textContent);
+  check(JSON.stringify(rows) === JSON.stringify(texts) && header.includes("centred") && (await page.$eval("#centre-cosines", (e) => e.checked)), `item 7: a checkpoint link reloads the encoder, embeds its ${rows.length} texts and keeps centred cosines on`);
+}

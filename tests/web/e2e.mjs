@@ -428,6 +428,10 @@ async function correctness(t) {
   await t.page.click("#load-demo");
   await t.page.waitForSelector("#scatter-b", { timeout: 60000 });
   await fixes.twoPanelPng(t, "#scatter-a", "#scatter-b", "#export-pca-png", "pca.png");
+  await fixes.staleResults(t);
+  await fixes.spectralDetails(t);
+  await fixes.checkpointDetails(t);
+  await fixes.tabsKeepState(t);
 }
 
 // WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.

@@ -38,6 +38,25 @@ struct Analysis {
     ms: [f64; 2],
 }
 
+/// Which inputs a result was computed from: the load number of each set (the lab counts
+/// loads per slot) and k. A result is shown only while all three are still current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InputKey {
+    a: u64,
+    b: u64,
+    k: usize,
+}
+
+/// An analysis with the inputs it belongs to, and what changed since the one before.
+struct Computed {
+    key: InputKey,
+    /// "A = file (N × D) vs B = file, k".
+    inputs: String,
+    /// Set when only one side was replaced: the other is the earlier file, said so.
+    kept: Option<String>,
+    result: Result<Arc<Analysis>, String>,
+}
+
 /// Per-sample mutual k-NN, the terms of PRH's mean: s_i = |N_A(i) ∩ N_B(i)| / k.
 ///
 /// # Shapes
@@ -138,6 +157,40 @@ async fn fetch_demo(name: &str) -> Result<Features, String> {
     parse(name, &js_sys::Uint8Array::new(&buf).to_vec())
 }
 
+/// The demo pairs shipped in `assets/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Demo {
+    /// `demo_a.npy` vs `demo_b.npy` (web/make_demo.sh).
+    Captions,
+    /// The views-multilingual experiment's good-view encoders (en and de trained apart),
+    /// embedding the 1,000 test_2016 images' first caption in each language.
+    Multilingual,
+}
+
+impl Demo {
+    /// The URL value (`data=`).
+    fn key(self) -> &'static str {
+        match self {
+            Demo::Captions => "demo",
+            Demo::Multilingual => "multilingual",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Demo> {
+        [Demo::Captions, Demo::Multilingual]
+            .into_iter()
+            .find(|d| d.key() == s)
+    }
+
+    /// File names of sets A and B.
+    fn files(self) -> (&'static str, &'static str) {
+        match self {
+            Demo::Captions => ("demo_a.npy", "demo_b.npy"),
+            Demo::Multilingual => ("demo_multi_en.npy", "demo_multi_de.npy"),
+        }
+    }
+}
+
 /// Formats a score for the table.
 fn fmt(x: f64) -> String {
     format!("{x:.6}")
@@ -150,37 +203,93 @@ pub fn AlignmentLab() -> impl IntoView {
     let set_b = RwSignal::new(None::<Result<Arc<Features>, String>>);
     let k = RwSignal::new(crate::url_state::get("k", 10_usize));
     let hovered = RwSignal::new(None::<usize>);
+    // Which demo pair is loaded (`data` in the URL: a link reloads it); None once a file
+    // of the user's is loaded, which no URL can carry.
+    let demo = RwSignal::new(None::<Demo>);
     Effect::new(move |_| {
-        crate::url_state::set(&[("lab", "alignment".into()), ("k", k.get().to_string())])
+        crate::url_state::update(&[
+            ("k", Some(k.get().to_string())),
+            ("data", demo.get().map(|d| d.key().to_string())),
+        ])
     });
-    let loaded = |s: RwSignal<Option<Result<Arc<Features>, String>>>| {
-        Callback::new(move |r: Result<Features, String>| s.set(Some(r.map(Arc::new))))
+    // Load counters: every new file (or error) in a slot gets a new number, so results
+    // name the inputs they came from and a late result for old inputs is dropped.
+    let (loads_a, loads_b) = (RwSignal::new(0_u64), RwSignal::new(0_u64));
+    let loaded = |s: RwSignal<Option<Result<Arc<Features>, String>>>, n: RwSignal<u64>| {
+        Callback::new(move |r: Result<Features, String>| {
+            s.set(Some(r.map(Arc::new)));
+            n.update(|x| *x += 1);
+            demo.set(None);
+        })
     };
-    let (on_a, on_b) = (loaded(set_a), loaded(set_b));
-    let load_pair = move |a: &'static str, b: &'static str| {
+    let (on_a, on_b) = (loaded(set_a, loads_a), loaded(set_b, loads_b));
+    let load_pair = move |which: Demo| {
+        let (a, b) = which.files();
+        demo.set(Some(which));
         leptos::task::spawn_local(async move {
-            set_a.set(Some(fetch_demo(a).await.map(Arc::new)));
-            set_b.set(Some(fetch_demo(b).await.map(Arc::new)));
+            let (fa, fb) = (fetch_demo(a).await, fetch_demo(b).await);
+            // Both sides at once: one analysis, no intermediate "new A vs old B".
+            set_a.set(Some(fa.map(Arc::new)));
+            set_b.set(Some(fb.map(Arc::new)));
+            loads_a.update(|x| *x += 1);
+            loads_b.update(|x| *x += 1);
         });
     };
-    let load_demo = move |_| load_pair("demo_a.npy", "demo_b.npy");
-    // The views-multilingual experiment's good-view encoders (en and de trained apart),
-    // embedding the 1,000 test_2016 images' first caption in each language.
-    let load_multilingual = move |_| load_pair("demo_multi_en.npy", "demo_multi_de.npy");
-    let analysis = RwSignal::new(None::<Result<Arc<Analysis>, String>>);
+    let load_demo = move |_| load_pair(Demo::Captions);
+    let load_multilingual = move |_| load_pair(Demo::Multilingual);
+    // A link with `data=` reloads its demo pair.
+    if let Some(d) = Demo::parse(&crate::url_state::get("data", String::new())) {
+        load_pair(d);
+    }
+    let analysis = RwSignal::new(None::<Arc<Computed>>);
     let busy = RwSignal::new(false);
+    // The inputs of the last analysis started, to say which side a new one kept.
+    let last = StoredValue::new(None::<InputKey>);
     Effect::new(move |_| {
-        let (Some(Ok(a)), Some(Ok(b))) = (set_a.get(), set_b.get()) else {
-            analysis.set(None);
+        let key = InputKey {
+            a: loads_a.get(),
+            b: loads_b.get(),
+            k: k.get(),
+        };
+        // Whatever was shown belongs to other inputs now: clear it before computing.
+        analysis.set(None);
+        let (Some(Ok(a)), Some(Ok(b))) = (set_a.get_untracked(), set_b.get_untracked()) else {
             return;
         };
-        let k = k.get();
+        let kept = last.get_value().and_then(|p| {
+            if p.a != key.a && p.b == key.b {
+                Some(format!("Set A was replaced; set B is still {}, loaded before it: these scores compare the new A with that B.", b.source))
+            } else if p.b != key.b && p.a == key.a {
+                Some(format!("Set B was replaced; set A is still {}, loaded before it: these scores compare that A with the new B.", a.source))
+            } else {
+                None
+            }
+        });
+        last.set_value(Some(key));
+        let inputs = format!(
+            "Results for A = {} (N = {}, D = {}) vs B = {} (N = {}, D = {}), k = {}",
+            a.source, a.n, a.d, b.source, b.n, b.d, key.k
+        );
         busy.set(true);
         // The computation blocks the page (no worker); the delay lets "computing…" paint.
         set_timeout(
             move || {
-                analysis.set(Some(analyse(a, b, k).map(Arc::new)));
+                let result = analyse(a, b, key.k).map(Arc::new);
                 busy.set(false);
+                let now = InputKey {
+                    a: loads_a.get_untracked(),
+                    b: loads_b.get_untracked(),
+                    k: k.get_untracked(),
+                };
+                // Inputs changed while this ran: its result describes none of them.
+                if now == key {
+                    analysis.set(Some(Arc::new(Computed {
+                        key,
+                        inputs,
+                        kept,
+                        result,
+                    })));
+                }
             },
             std::time::Duration::from_millis(30),
         );
@@ -211,7 +320,15 @@ pub fn AlignmentLab() -> impl IntoView {
             <label>
                 "k "
                 <input type="number" id="knn-k" min="1" max="100" prop:value=move || k.get().to_string()
-                    on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<usize>() { k.set(v.clamp(1, 100)); } } />
+                    on:change=move |ev| { match event_target_value(&ev).trim().parse::<usize>() {
+                        Ok(v) => k.set(v.clamp(1, 100)),
+                        // Not a number: show the k in use again rather than a blank field.
+                        Err(_) => {
+                            if let Some(input) = ev.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok()) {
+                                input.set_value(&k.get_untracked().to_string());
+                            }
+                        }
+                    } } />
             </label>
         </div>
         <div class="status"><span id="info-a">{info_of(set_a)}</span>" · "<span id="info-b">{info_of(set_b)}</span></div>
@@ -220,8 +337,16 @@ pub fn AlignmentLab() -> impl IntoView {
         {move || busy.get().then(|| view! { <p class="status" id="busy">"Computing in this browser… (the page pauses until it is done)"</p> })}
         {move || match analysis.get() {
             None => view! { <p class="status">"Load two embedding sets of the same N samples (row i of A and row i of B describe the same thing), or the demo sets."</p> }.into_any(),
-            Some(Err(e)) => view! { <pre class="error" id="error-analysis">{e}</pre> }.into_any(),
-            Some(Ok(an)) => view! { <Results an=an hovered=hovered /> }.into_any(),
+            Some(c) => {
+                let head = view! {
+                    <p class="status" id="results-for" data-load-a=c.key.a.to_string() data-load-b=c.key.b.to_string()>{c.inputs.clone()}</p>
+                    {c.kept.clone().map(|m| view! { <p class="stale" id="pair-note">{m}</p> })}
+                };
+                match &c.result {
+                    Err(e) => view! { {head}<pre class="error" id="error-analysis">{e.clone()}</pre> }.into_any(),
+                    Ok(an) => view! { {head}<Results an=an.clone() hovered=hovered /> }.into_any(),
+                }
+            }
         }}
     }
 }

@@ -15,6 +15,7 @@ mod backends;
 mod checkpoint_lab;
 mod checkpoint_results;
 mod class_vectors;
+mod container;
 mod draw;
 mod drop_zone;
 mod export;
@@ -60,19 +61,50 @@ pub fn recomputed<T>(_: Option<&T>, _: Option<&T>) -> bool {
     true
 }
 
-/// The page: a tab bar and the selected lab.
+/// The page: a tab bar and the selected lab. A lab is built on its first visit and then
+/// only hidden when another tab is shown, so its controls, loaded files and results stay
+/// (and its keys stay in the URL, see [`url_state::update`]).
 #[component]
 fn App() -> impl IntoView {
-    let lab = RwSignal::new(match url_state::get("lab", String::new()).as_str() {
+    let first = match url_state::get("lab", String::new()).as_str() {
         "alignment" => Lab::Alignment,
         "checkpoint" => Lab::Checkpoint,
         _ => Lab::Spectral,
+    };
+    let lab = RwSignal::new(first);
+    let visited =
+        [Lab::Spectral, Lab::Alignment, Lab::Checkpoint].map(|l| RwSignal::new(l == first));
+    let index = |l: Lab| match l {
+        Lab::Spectral => 0,
+        Lab::Alignment => 1,
+        Lab::Checkpoint => 2,
+    };
+    Effect::new(move |_| {
+        let l = lab.get();
+        // Only the first visit builds the lab; setting `true` again would rebuild it.
+        if !visited[index(l)].get_untracked() {
+            visited[index(l)].set(true);
+        }
+        url_state::update(&[("lab", Some(l.key().to_string()))]);
     });
     let tab = move |l: Lab, title: &'static str| {
         view! {
             <button class="tab" id=format!("tab-{}", l.key()) class:active=move || lab.get() == l on:click=move |_| lab.set(l)>
                 {title}
             </button>
+        }
+    };
+    // One lab's panel: empty until first shown, then kept and only hidden.
+    let panel = move |l: Lab| {
+        let seen = visited[index(l)];
+        view! {
+            <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
+                {move || seen.get().then(|| match l {
+                    Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
+                    Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
+                    Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
+                })}
+            </div>
         }
     };
     view! {
@@ -90,11 +122,9 @@ fn App() -> impl IntoView {
             </nav>
         </header>
         <main>
-            {move || match lab.get() {
-                Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
-                Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
-                Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
-            }}
+            {panel(Lab::Spectral)}
+            {panel(Lab::Alignment)}
+            {panel(Lab::Checkpoint)}
         </main>
     }
 }

@@ -1,4 +1,5 @@
-//! How the playground prints numbers: fixed decimals without a negative zero.
+//! How the playground prints numbers: fixed decimals without a negative zero, and long
+//! lists of values cut to a readable head.
 
 /// `x` with `digits` decimals, printing a value that rounds to zero as zero: round-off
 /// leaves exact zeros (a gap between equal eigenvalues, an entry of an eigenvector) at
@@ -21,6 +22,10 @@ pub fn signed(x: f64, digits: usize) -> String {
         format!("+{s}")
     }
 }
+
+/// Values listed before a long list is folded behind "show all": about four lines of the
+/// eigenvalue list at the card's width.
+pub const LIST_HEAD: usize = 48;
 
 #[cfg(test)]
 mod tests {

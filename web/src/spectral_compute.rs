@@ -20,7 +20,7 @@ use prh_core::theorem::cross_modal_from;
 use prh_core::view_spectrum::{
     ViewAnalysis, analyse_views, compare_views_factored, state_spectrum,
 };
-use prh_core::world::{PresetSpec, World};
+use prh_core::world::{PresetSpec, World, grid_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -132,12 +132,49 @@ fn in_random_bases(mut c: CrossModal, seed: u64) -> Result<CrossModal> {
     Ok(c)
 }
 
+/// The settings as computed for `world`, with a sentence for each change: d at most the
+/// number of eigenvectors in the window (observations n k of the smaller modality, less
+/// the trivial one when skipped), and, for the grid worlds, the state count the world
+/// has (n rounded to a product of three attribute sizes, `prh_core::world::grid_shape`).
+fn adjusted(s: &Settings, world: &World) -> (Settings, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut out = s.clone();
+    let states = world.n();
+    if states != s.n {
+        let [a, b, c] = grid_shape(s.n);
+        notes.push(format!(
+            "n = {} is rounded to {a} × {b} × {c} = {states} states: a {} world is every combination of three attributes.",
+            s.n,
+            s.preset.name()
+        ));
+    }
+    let (m, k) = world
+        .modalities
+        .iter()
+        .map(|m| (m.name.as_str(), m.q.len()))
+        .min_by_key(|&(_, k)| k)
+        .unwrap_or(("obs", 1));
+    let observations = states * k;
+    let available = observations - usize::from(s.skip_trivial);
+    if s.d > available {
+        out.d = available;
+        notes.push(format!(
+            "d = {} is more than the {available} eigenvectors available: {states} states × {k} nuisances = {observations} observations{}{}, so d = {available} is shown.",
+            s.d,
+            if world.modalities.len() > 1 { format!(" of {m}, the smaller modality") } else { String::new() },
+            if s.skip_trivial { ", less the trivial one" } else { "" },
+        ));
+    }
+    (out, notes)
+}
+
 /// Every figure's numbers for one [`Settings`], with the milliseconds they took.
 pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     enable_simd();
     let t0 = crate::now_ms();
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
+        let (s, notes) = &adjusted(s, &base.world);
         let views = Views::Mix { alpha: s.alpha };
         let mix = analyse_views(&base.world, 0, views, &base.states)?;
         let bounds = compare_views_factored(&base.states, &base.good, &mix, s.d, s.skip_trivial)?;
@@ -173,6 +210,7 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
             bounds,
             cross,
             ms: 0.0,
+            notes: notes.clone(),
         })
     })()
     .map_err(|e| e.to_string())?;

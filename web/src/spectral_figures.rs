@@ -110,16 +110,28 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
     // One string of spans (numbers only, nothing to escape) and one click handler that
     // reads the span's index: at 400 observations, 400 separately built spans with their
     // own listeners were a visible part of redrawing after an alpha change.
-    let value_spans: String = values
-        .iter()
-        .enumerate()
-        .map(|(j, v)| {
-            format!(
-                r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{}</span> "#,
-                numbers::fixed(*v, 6)
-            )
-        })
-        .collect();
+    // Long spectra (up to 1,536 observations) are folded after LIST_HEAD values behind
+    // "show all", so the card stays readable; data-values always holds every value.
+    let show_all = RwSignal::new(false);
+    let vals = values.clone();
+    let value_spans = move || -> String {
+        let shown = if show_all.get() {
+            vals.len()
+        } else {
+            vals.len().min(numbers::LIST_HEAD)
+        };
+        vals[..shown]
+            .iter()
+            .enumerate()
+            .map(|(j, v)| {
+                format!(
+                    r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{}</span> "#,
+                    numbers::fixed(*v, 6)
+                )
+            })
+            .collect()
+    };
+    let folded = values.len() > numbers::LIST_HEAD;
     let on_value = move |ev: web_sys::MouseEvent| {
         let j = ev
             .target()
@@ -145,6 +157,11 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
                 )}</p>
             })}
             <div class="eigs" id="eigenvalues" data-values=data_values on:click=on_value inner_html=value_spans></div>
+            {folded.then(|| view! {
+                <button id="eigs-show-all" class="link" on:click=move |_| show_all.update(|a| *a = !*a)>
+                    {move || if show_all.get() { format!("show the first {} only", numbers::LIST_HEAD) } else { format!("show all {n} eigenvalues") }}
+                </button>
+            })}
             <p class="explain">
                 "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the
                  \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1
