@@ -564,21 +564,26 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
             }
         }
     });
-    // sin Θ is at most 1 by definition, so a bound >= 1 holds whatever happened: it is
+    // The largest sin Θ can be: 1 in the operator norm, sqrt(d) in the Frobenius norm
+    // (d angles, each sine <= 1). A bound at or above it holds whatever happened: it is
     // vacuous, and a green "holds" would suggest it told us something.
-    let holds = |bound: Option<f64>, measured: f64| {
-        match bound {
-        Some(x) if x >= 1.0 => view! {
-            <span class="bound-vacuous">"holds, vacuous: the bound is ≥ 1 and sin Θ ≤ 1 always (the gap is too small for it to say anything)"</span>
+    let holds = |bound: Option<f64>, measured: f64, ceiling: f64, norm: &str| match bound {
+        Some(x) if x >= ceiling => {
+            let why = format!(
+                "holds, vacuous: the bound is ≥ {} and {norm} sin Θ ≤ {} always",
+                numbers::fixed(ceiling, 2),
+                numbers::fixed(ceiling, 2)
+            );
+            view! { <span class="bound-vacuous" data-ceiling=ceiling.to_string()>{why}</span> }
+                .into_any()
         }
-        .into_any(),
         Some(x) if measured <= x + 1e-12 => {
             view! { <span class="bound-ok">"holds"</span> }.into_any()
         }
         Some(_) => view! { <span class="bound-bad">"violated"</span> }.into_any(),
         None => view! { <span>"not applicable: the gap is not positive"</span> }.into_any(),
-    }
     };
+    let fro_ceiling = (b.d as f64).sqrt();
     let vector = Callback::new(move |_| svg::labelled_bars(440.0, 120.0, &bars).finish());
     let json_b = serde_json::to_value(&b).unwrap_or_default();
     let json = Callback::new(move |_| json_b.clone());
@@ -588,9 +593,9 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
             <canvas node_ref=canvas id="bounds-canvas" width="440" height="120"></canvas>
             <table class="metrics" id="bounds-table">
                 <tr><td>"sin Θ, operator norm"</td><td id="sin-theta-op">{numbers::fixed(b.sin_theta_op, 6)}</td><td></td></tr>
-                <tr><td>"Davis–Kahan ||(K₂−K₁)U₁|| / δ"</td><td id="dk-bound" data-value=b.davis_kahan_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.davis_kahan_bound)}</td><td id="dk-verdict">{holds(b.davis_kahan_bound, b.sin_theta_op)}</td></tr>
+                <tr><td>"Davis–Kahan ||(K₂−K₁)U₁|| / δ"</td><td id="dk-bound" data-value=b.davis_kahan_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.davis_kahan_bound)}</td><td id="dk-verdict">{holds(b.davis_kahan_bound, b.sin_theta_op, 1.0, "operator-norm")}</td></tr>
                 <tr><td>"sin Θ, Frobenius"</td><td>{numbers::fixed(b.sin_theta_fro, 6)}</td><td></td></tr>
-                <tr><td>"Yu–Wang–Samworth"</td><td id="yws-bound" data-value=b.yws_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.yws_bound)}</td><td id="yws-verdict">{holds(b.yws_bound, b.sin_theta_fro)}</td></tr>
+                <tr><td>"Yu–Wang–Samworth"</td><td id="yws-bound" data-value=b.yws_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.yws_bound)}</td><td id="yws-verdict">{holds(b.yws_bound, b.sin_theta_fro, fro_ceiling, "Frobenius")}</td></tr>
                 <tr><td>"||K₂ − K₁|| (op), gap δ"</td><td>{format!("{}, {}", numbers::fixed(b.e_op, 4), numbers::fixed(b.davis_kahan_gap, 4))}</td><td></td></tr>
             </table>
             <p class="explain">
