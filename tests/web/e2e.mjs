@@ -417,21 +417,34 @@ async function visionDemo(page) {
   check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); "${texts[0]}" -> ${shown[0]?.[0]?.[2]}`);
 }
 
-// The issue-25 fixes (tests/web/correctness.mjs).
+// The issue-25 fixes (tests/web/correctness.mjs), each run on its own so that one that
+// throws (a missing element) is one failure and does not hide the others.
 async function correctness(t) {
-  await fixes.connectedWorld(t);
-  await fixes.featureCard(t);
-  await fixes.rotationCard(t);
-  await fixes.twoPanelPng(t, "#rep-a", "#rep-b", "#export-representations-png", "representations.png");
-  await t.page.goto(`${t.url}?lab=alignment`, { waitUntil: "load" });
-  await t.page.waitForSelector("#load-demo");
-  await t.page.click("#load-demo");
-  await t.page.waitForSelector("#scatter-b", { timeout: 60000 });
-  await fixes.twoPanelPng(t, "#scatter-a", "#scatter-b", "#export-pca-png", "pca.png");
-  await fixes.staleResults(t);
-  await fixes.spectralDetails(t);
-  await fixes.checkpointDetails(t);
-  await fixes.tabsKeepState(t);
+  const pcaPng = async (t) => {
+    await t.page.goto(`${t.url}?lab=alignment`, { waitUntil: "load" });
+    await t.page.waitForSelector("#load-demo");
+    await t.page.click("#load-demo");
+    await t.page.waitForSelector("#scatter-b", { timeout: 60000 });
+    await fixes.twoPanelPng(t, "#scatter-a", "#scatter-b", "#export-pca-png", "pca.png");
+  };
+  const tests = [
+    ["item 4", fixes.connectedWorld],
+    ["item 3", fixes.featureCard],
+    ["item 5", fixes.rotationCard],
+    ["item 6", (t) => fixes.twoPanelPng(t, "#rep-a", "#rep-b", "#export-representations-png", "representations.png")],
+    ["item 6", pcaPng],
+    ["item 2", fixes.staleResults],
+    ["item 9", fixes.spectralDetails],
+    ["items 9, 10", fixes.checkpointDetails],
+    ["item 7", fixes.tabsKeepState],
+  ];
+  for (const [item, test] of tests) {
+    try {
+      await test(t);
+    } catch (e) {
+      t.check(false, `${item} (${test.name || "test"}): ${String(e).split("\n")[0]}`);
+    }
+  }
 }
 
 // WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.
