@@ -15,7 +15,8 @@
 #   web/tests/core_numerics.rs under node (Debian's nodejs, also used by the e2e test).
 # - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
 # - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
-# Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test).
+# Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test, which also
+# runs tests/web/correctness.mjs).
 # The e2e test also launches Chromium with --enable-unsafe-webgpu (Debian's chromium ships
 # SwiftShader, a CPU WebGPU adapter) to check the WebGPU embeddings against the CPU ones.
 # Browser timings (not part of CI): node tests/web/bench.mjs after this script.

@@ -24,9 +24,14 @@
 //   7. WebGPU: a second browser with --enable-unsafe-webgpu (SwiftShader adapter) embeds
 //      on WebGPU; its embeddings equal the CPU backend's to 1e-4 (absolute; f32 kernels
 //      on both sides, different summation orders).
+//   8. tests/web/correctness.mjs: the playground fixes of issue 25 (connected default
+//      world, plotted features F, a visible rotation, two-panel PNGs, no stale results,
+//      plain messages, measured alignment and chance levels, labs that keep their state
+//      across tabs and in the URL); each check fails on the page before those fixes.
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
-// Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS.
+// Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
+// PRH_E2E_ONLY=correctness runs only part 8.
 // Run: node tests/web/e2e.mjs   (after .ci/web.sh has built dist/)
 
 import puppeteer from "puppeteer-core";
