@@ -27,7 +27,8 @@
 //   8. tests/web/correctness.mjs: the playground fixes of issue 25 (connected default
 //      world, plotted features F, a visible rotation, two-panel PNGs, no stale results,
 //      plain messages, measured alignment and chance levels, labs that keep their state
-//      across tabs and in the URL); each check fails on the page before those fixes.
+//      across tabs and in the URL, alignment metrics in a worker with progress and
+//      cancel); each check fails on the page before those fixes.
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
@@ -442,6 +443,7 @@ async function correctness(t) {
     ["item 9", fixes.spectralDetails],
     ["items 9, 10", fixes.checkpointDetails],
     ["item 7", fixes.tabsKeepState],
+    ["item 8", fixes.metricsInWorker],
   ];
   for (const [item, test] of tests) {
     try {

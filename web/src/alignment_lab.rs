@@ -5,21 +5,23 @@
 use crate::draw::{self, Scatter};
 use crate::drop_zone::{DropZone, parse};
 use crate::export::ExportButtons;
+use crate::metrics_worker::{Job, Message};
 use crate::pca::pca_2d;
 use crate::svg;
 use leptos::prelude::*;
 use prh_core::features::Features;
 use prh_core::knn::Knn;
 use prh_core::linalg::{self, Matrix};
-use prh_core::metrics::{AlignmentReport, LayerView, MetricOptions, measure};
+use prh_core::metrics::{LayerView, MetricOptions, measure};
 use prh_core::preprocess::Preprocess;
 use prh_core::retrieval::{AlignReport, align_and_rank};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Everything the lab shows for one pair of embedding sets.
 struct Analysis {
-    /// The CLI's `metrics` report (same function, same defaults).
-    report: AlignmentReport,
+    /// The CLI's `metrics --json` report (same function, same defaults), as that JSON.
+    report: serde_json::Value,
     /// |N_A(i) ∩ N_B(i)| / k per sample, at the best mutual k-NN layer pair.
     per_point: Vec<f64>,
     /// Neighbour lists in A and in B (that layer pair).
@@ -97,17 +99,47 @@ fn fit_rotation(
     (fit, crate::now_ms() - t0)
 }
 
-/// Runs the whole analysis (k neighbours) on two loaded sets.
-fn analyse(a: Arc<Features>, b: Arc<Features>, k: usize) -> Result<Analysis, String> {
-    let (a, b) = (&a, &b);
+/// The part of an analysis computed in the worker ([`crate::metrics_worker`]): plain
+/// numbers, sent to the page as JSON.
+#[derive(Serialize, Deserialize)]
+pub struct Parts {
+    /// The CLI's `metrics --json` report (same function, same defaults), as that JSON.
+    report: serde_json::Value,
+    /// The best mutual k-NN layer pair (layer of A, layer of B).
+    layers: (usize, usize),
+    /// |N_A(i) ∩ N_B(i)| / k per sample at that layer pair.
+    per_point: Vec<f64>,
+    /// Samples N and neighbours k of the lists below.
+    n: usize,
+    k: usize,
+    /// Flat `[n, k]` neighbour lists in A and in B (`prh_core::knn::Knn::idx`).
+    knn_a: Vec<usize>,
+    knn_b: Vec<usize>,
+    /// First two principal components of each side.
+    pca_a: Vec<(f64, f64)>,
+    pca_b: Vec<(f64, f64)>,
+    /// Milliseconds the metrics and the PCA took.
+    ms: [f64; 2],
+}
+
+/// The metrics (k neighbours), per-point mutual k-NN and PCA of two sets; `say(stage)` is
+/// called before each stage (the worker posts it to the page).
+pub fn analyse_parts(
+    a: &Features,
+    b: &Features,
+    k: usize,
+    say: &dyn Fn(&str),
+) -> Result<Parts, String> {
     let t0 = crate::now_ms();
     let opts = MetricOptions {
         k,
         ..MetricOptions::default()
     };
-    let report = measure(a.as_ref(), b.as_ref(), &opts).map_err(|e| e.to_string())?;
+    say("metrics: k-NN lists, CKA, CKNNA and the permutation null");
+    let report = measure(a, b, &opts).map_err(|e| e.to_string())?;
     // Re-derive the best mutual k-NN layer pair's neighbours exactly as `measure` does.
     let (la, lb) = report.best_layers.mutual_knn;
+    say("per-point mutual k-NN");
     let view = |f: &Features, l: usize| -> Result<(Matrix, LayerView), String> {
         let mut f = f.clone();
         opts.preprocess.clamp(&mut f).map_err(|e| e.to_string())?;
@@ -122,20 +154,52 @@ fn analyse(a: Arc<Features>, b: Arc<Features>, k: usize) -> Result<Analysis, Str
     let (xb, vb) = view(b, lb)?;
     let per_point = per_point_mutual_knn(&va.knn, &vb.knn);
     let t1 = crate::now_ms();
+    say("PCA of each side");
     let (pca_a, pca_b) = (pca_2d(&xa)?, pca_2d(&xb)?);
     let t2 = crate::now_ms();
-    let align = (a.d.max(b.d) <= EAGER_ROTATION_WIDTH).then(|| fit_rotation(a, b, la, lb));
-    Ok(Analysis {
-        report,
+    Ok(Parts {
+        report: serde_json::to_value(&report).map_err(|e| e.to_string())?,
+        layers: (la, lb),
         per_point,
-        knn_a: va.knn,
-        knn_b: vb.knn,
+        n: va.knn.n,
+        k: va.knn.k,
+        knn_a: va.knn.idx,
+        knn_b: vb.knn.idx,
         pca_a,
         pca_b,
-        inputs: (a.clone(), b.clone(), la, lb),
-        align,
         ms: [t1 - t0, t2 - t1],
     })
+}
+
+/// The analysis of two sets from the worker's [`Parts`]; the rotation is fitted here right
+/// away for narrow embeddings (see [`EAGER_ROTATION_WIDTH`]).
+fn analysis_from(parts: Parts, a: Arc<Features>, b: Arc<Features>) -> Analysis {
+    let (la, lb) = parts.layers;
+    let align = (a.d.max(b.d) <= EAGER_ROTATION_WIDTH).then(|| fit_rotation(&a, &b, la, lb));
+    let knn = |idx: Vec<usize>| Knn {
+        n: parts.n,
+        k: parts.k,
+        idx,
+    };
+    Analysis {
+        report: parts.report,
+        per_point: parts.per_point,
+        knn_a: knn(parts.knn_a),
+        knn_b: knn(parts.knn_b),
+        pca_a: parts.pca_a,
+        pca_b: parts.pca_b,
+        inputs: (a, b, la, lb),
+        align,
+        ms: parts.ms,
+    }
+}
+
+/// A number of the report JSON by key (NaN when absent: shown as such, never as a score).
+fn num(report: &serde_json::Value, key: &str) -> f64 {
+    report
+        .get(key)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(f64::NAN)
 }
 
 /// Fetches a demo file shipped in `assets/` and parses it.
@@ -242,7 +306,11 @@ pub fn AlignmentLab() -> impl IntoView {
         load_pair(d);
     }
     let analysis = RwSignal::new(None::<Arc<Computed>>);
-    let busy = RwSignal::new(false);
+    // The stage the worker is in while one runs; the running job (dropping it ends it);
+    // whether the user cancelled the last one.
+    let progress = RwSignal::new(None::<String>);
+    let job = StoredValue::new_local(None::<Job>);
+    let cancelled = RwSignal::new(false);
     // The inputs of the last analysis started, to say which side a new one kept.
     let last = StoredValue::new(None::<InputKey>);
     Effect::new(move |_| {
@@ -251,8 +319,10 @@ pub fn AlignmentLab() -> impl IntoView {
             b: loads_b.get(),
             k: k.get(),
         };
-        // Whatever was shown belongs to other inputs now: clear it before computing.
+        // Whatever was shown, or is running, belongs to other inputs now: clear and end it.
         analysis.set(None);
+        job.set_value(None);
+        cancelled.set(false);
         let (Some(Ok(a)), Some(Ok(b))) = (set_a.get_untracked(), set_b.get_untracked()) else {
             return;
         };
@@ -270,30 +340,49 @@ pub fn AlignmentLab() -> impl IntoView {
             "Results for A = {} (N = {}, D = {}) vs B = {} (N = {}, D = {}), k = {}",
             a.source, a.n, a.d, b.source, b.n, b.d, key.k
         );
-        busy.set(true);
-        // The computation blocks the page (no worker); the delay lets "computing…" paint.
-        set_timeout(
-            move || {
-                let result = analyse(a, b, key.k).map(Arc::new);
-                busy.set(false);
+        // The metrics run in a worker (the page stays responsive); its stages show as
+        // they start, and a result for inputs that changed meanwhile is dropped.
+        let (a2, b2) = (a.clone(), b.clone());
+        let on_message = move |m: Message| match m {
+            Message::Stage(stage) => progress.set(Some(stage)),
+            Message::Done(r) => {
+                progress.set(None);
                 let now = InputKey {
                     a: loads_a.get_untracked(),
                     b: loads_b.get_untracked(),
                     k: k.get_untracked(),
                 };
-                // Inputs changed while this ran: its result describes none of them.
                 if now == key {
+                    let result = r.map(|p| Arc::new(analysis_from(p, a2.clone(), b2.clone())));
                     analysis.set(Some(Arc::new(Computed {
                         key,
-                        inputs,
-                        kept,
+                        inputs: inputs.clone(),
+                        kept: kept.clone(),
                         result,
                     })));
                 }
-            },
-            std::time::Duration::from_millis(30),
-        );
+            }
+        };
+        progress.set(Some("starting the worker".into()));
+        match Job::start(&a, &b, key.k, on_message) {
+            Ok(j) => job.set_value(Some(j)),
+            Err(e) => {
+                progress.set(None);
+                analysis.set(Some(Arc::new(Computed {
+                    key,
+                    inputs: String::new(),
+                    kept: None,
+                    result: Err(e),
+                })));
+            }
+        }
     });
+    let cancel = move |_| {
+        // Dropping the job terminates its worker.
+        job.set_value(None);
+        progress.set(None);
+        cancelled.set(true);
+    };
     let err_of = |s: RwSignal<Option<Result<Arc<Features>, String>>>, id: &'static str| {
         move || match s.get() {
             Some(Err(e)) => Some(view! { <pre class="error" id=id>{e}</pre> }),
@@ -334,7 +423,13 @@ pub fn AlignmentLab() -> impl IntoView {
         <div class="status"><span id="info-a">{info_of(set_a)}</span>" · "<span id="info-b">{info_of(set_b)}</span></div>
         {err_of(set_a, "error-a")}
         {err_of(set_b, "error-b")}
-        {move || busy.get().then(|| view! { <p class="status" id="busy">"Computing in this browser… (the page pauses until it is done)"</p> })}
+        {move || progress.get().map(|stage| view! {
+            <p class="status" id="busy" data-stage=stage.clone()>{format!("Computing in a background worker (the page stays usable): {stage}… ")}
+                <button id="cancel-analysis" on:click=cancel>"Cancel"</button></p>
+        })}
+        {move || cancelled.get().then(|| view! {
+            <p class="stale" id="analysis-cancelled">"Cancelled: no results for these inputs. Change k or load a file to compute again."</p>
+        })}
         {move || match analysis.get() {
             None => view! { <p class="status">"Load two embedding sets of the same N samples (row i of A and row i of B describe the same thing), or the demo sets."</p> }.into_any(),
             Some(c) => {
@@ -354,55 +449,61 @@ pub fn AlignmentLab() -> impl IntoView {
 /// The figures of one analysis.
 #[component]
 fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView {
-    let r = an.report.clone();
-    let null = match (r.null_mutual_knn_mean, r.null_mutual_knn_std) {
+    let r = &an.report;
+    let null = match (
+        r.get("null_mutual_knn_mean")
+            .and_then(serde_json::Value::as_f64),
+        r.get("null_mutual_knn_std")
+            .and_then(serde_json::Value::as_f64),
+    ) {
         (Some(m), Some(s)) => format!("{} ± {}", fmt(m), fmt(s)),
         _ => "—".into(),
     };
+    let (n, k) = (an.knn_a.n, an.knn_a.k);
     let rows: Vec<(&str, f64, &str)> = vec![
         (
             "mutual_knn",
-            r.scores.mutual_knn,
+            num(r, "mutual_knn"),
             "mean share of each sample's k nearest neighbours found in both spaces",
         ),
         (
             "cycle_knn",
-            r.scores.cycle_knn,
+            num(r, "cycle_knn"),
             "share of samples reached back by an A-neighbour of a B-neighbour",
         ),
         (
             "lcs_knn",
-            r.scores.lcs_knn,
+            num(r, "lcs_knn"),
             "longest common subsequence of the ordered neighbour lists (0..k)",
         ),
         (
             "cka",
-            r.scores.cka,
+            num(r, "cka"),
             "linear CKA: similarity of the two Gram matrices, rotation and scale invariant",
         ),
         (
             "cka_rbf",
-            r.scores.cka_rbf,
+            num(r, "cka_rbf"),
             "CKA with an RBF kernel (sigma 1)",
         ),
         (
             "unbiased_cka",
-            r.scores.unbiased_cka,
+            num(r, "unbiased_cka"),
             "linear CKA with the unbiased HSIC estimator",
         ),
         (
             "cknna",
-            r.scores.cknna,
+            num(r, "cknna"),
             "CKA restricted to mutual k-NN pairs",
         ),
     ];
-    let report_json = serde_json::to_value(&r).unwrap_or_default();
+    let report_json = r.clone();
     let hist_canvas = NodeRef::<leptos::html::Canvas>::new();
     let per_point_json = {
         let pp = an.per_point.clone();
         Callback::new(move |_| serde_json::json!({ "mutual_knn_per_point": pp }))
     };
-    let (shares, hist_marks) = histogram(&an.per_point, r.k);
+    let (shares, hist_marks) = histogram(&an.per_point, k);
     let hist_svg = Callback::new(move |_| svg::bars(420.0, 120.0, &shares, &hist_marks).finish());
     view! {
         <div class="grid">
@@ -415,7 +516,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
                     }).collect_view()}
                     <tr><td>"null mutual_knn"</td><td id="metric-null">{null}</td><td class="explain" style="text-align:left">"mean ± std over shuffled pairings: the chance level (about k/N)"</td></tr>
                 </table>
-                <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", r.n, r.k)}</p>
+                <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", n, k)}</p>
                 <button on:click=move |_| { let _ = crate::export::json(&report_json, "metrics.json"); }>"JSON"</button>
             </div>
             <ScatterCard an=an.clone() hovered=hovered />
@@ -423,7 +524,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
             <div class="card">
                 <h2>"Per-point mutual k-NN"</h2>
                 <p class="explain">"Each sample's own score |N_A(i) ∩ N_B(i)| / k; the table's mutual_knn is their mean. Points in the scatters are coloured by it (dark = neighbours agree)."</p>
-                <PerPointHistogram canvas=hist_canvas values=an.per_point.clone() k=r.k />
+                <PerPointHistogram canvas=hist_canvas values=an.per_point.clone() k=k />
                 <ExportButtons canvas=hist_canvas vector=hist_svg numbers=per_point_json name="mutual_knn_per_point" />
             </div>
         </div>

@@ -19,6 +19,7 @@ mod container;
 mod draw;
 mod drop_zone;
 mod export;
+mod metrics_worker;
 mod numbers;
 mod pca;
 mod spectral_compute;
@@ -28,6 +29,7 @@ mod svg;
 mod url_state;
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// Which lab is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -49,10 +51,17 @@ impl Lab {
 
 /// Wall-clock milliseconds from the page's performance timer (0 when unavailable), used
 /// to show how long a computation took.
+/// Read from the global scope, so it also works in the metrics worker (no window there).
 pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
+    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok();
+    perf.and_then(|p| {
+        let now: js_sys::Function = js_sys::Reflect::get(&p, &"now".into())
+            .ok()?
+            .dyn_into()
+            .ok()?;
+        now.call0(&p).ok()?.as_f64()
+    })
+    .unwrap_or(0.0)
 }
 
 /// Change test for memos of computed results: a recomputation always counts as a change
@@ -130,6 +139,11 @@ fn App() -> impl IntoView {
 }
 
 fn main() {
+    // In the metrics worker (metrics_worker.rs) the module is loaded for its exported
+    // function only: there is no page to mount.
+    if web_sys::window().is_none() {
+        return;
+    }
     // A Rust panic would otherwise only reach the console as "unreachable executed":
     // log the message and show it in the page so a failure is never a silent freeze.
     std::panic::set_hook(Box::new(|info| {
