@@ -15,7 +15,8 @@
 #   web/tests/core_numerics.rs under node (Debian's nodejs, also used by the e2e test).
 # - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
 # - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
-# Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test).
+# Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test, which also
+# runs tests/web/correctness.mjs).
 # The e2e test also launches Chromium with --enable-unsafe-webgpu (Debian's chromium ships
 # SwiftShader, a CPU WebGPU adapter) to check the WebGPU embeddings against the CPU ones.
 # Browser timings (not part of CI): node tests/web/bench.mjs after this script.
@@ -71,6 +72,8 @@ rm -rf dist
 mkdir -p dist
 "$WB" --target web --no-typescript --out-dir dist --out-name prh-web "$WASM"
 cp web/style.css dist/style.css
+# The alignment lab's metrics worker imports prh-web.js (web/src/metrics_worker.rs).
+cp web/metrics-worker.js dist/metrics-worker.js
 cp -r web/assets dist/assets
 cat > dist/index.html <<'HTML'
 <!DOCTYPE html>

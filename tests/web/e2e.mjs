@@ -24,9 +24,15 @@
 //   7. WebGPU: a second browser with --enable-unsafe-webgpu (SwiftShader adapter) embeds
 //      on WebGPU; its embeddings equal the CPU backend's to 1e-4 (absolute; f32 kernels
 //      on both sides, different summation orders).
+//   8. tests/web/correctness.mjs: the playground fixes of issue 25 (connected default
+//      world, plotted features F, a visible rotation, two-panel PNGs, no stale results,
+//      plain messages, measured alignment and chance levels, labs that keep their state
+//      across tabs and in the URL, alignment metrics in a worker with progress and
+//      cancel); each check fails on the page before those fixes.
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
-// Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS.
+// Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
+// PRH_E2E_ONLY=correctness runs only part 8.
 // Run: node tests/web/e2e.mjs   (after .ci/web.sh has built dist/)
 
 import puppeteer from "puppeteer-core";
@@ -34,6 +40,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import * as fixes from "./correctness.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = resolve(here, "../..");
@@ -108,6 +115,12 @@ async function download(page, dir, button, file) {
   await new Promise((r) => setTimeout(r, 100));
   if (!existsSync(path)) throw new Error(`${button}: no ${file} downloaded (files: ${readdirSync(dir).join(", ")})`);
   return readFileSync(path, "utf8");
+}
+
+// Clicks an export button and returns the downloaded file's bytes.
+async function downloadBytes(page, dir, button, file) {
+  await download(page, dir, button, file);
+  return readFileSync(join(dir, file));
 }
 
 // Parses SVG markup in the page (the browser's XML parser) and counts elements by selector.
@@ -410,6 +423,37 @@ async function visionDemo(page) {
   check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); "${texts[0]}" -> ${shown[0]?.[0]?.[2]}`);
 }
 
+// The issue-25 fixes (tests/web/correctness.mjs), each run on its own so that one that
+// throws (a missing element) is one failure and does not hide the others.
+async function correctness(t) {
+  const pcaPng = async (t) => {
+    await t.page.goto(`${t.url}?lab=alignment`, { waitUntil: "load" });
+    await t.page.waitForSelector("#load-demo");
+    await t.page.click("#load-demo");
+    await t.page.waitForSelector("#scatter-b", { timeout: 60000 });
+    await fixes.twoPanelPng(t, "#scatter-a", "#scatter-b", "#export-pca-png", "pca.png");
+  };
+  const tests = [
+    ["item 4", fixes.connectedWorld],
+    ["item 3", fixes.featureCard],
+    ["item 5", fixes.rotationCard],
+    ["item 6", (t) => fixes.twoPanelPng(t, "#rep-a", "#rep-b", "#export-representations-png", "representations.png")],
+    ["item 6", pcaPng],
+    ["item 2", fixes.staleResults],
+    ["item 9", fixes.spectralDetails],
+    ["items 9, 10", fixes.checkpointDetails],
+    ["item 7", fixes.tabsKeepState],
+    ["item 8", fixes.metricsInWorker],
+  ];
+  for (const [item, test] of tests) {
+    try {
+      await test(t);
+    } catch (e) {
+      t.check(false, `${item} (${test.name || "test"}): ${String(e).split("\n")[0]}`);
+    }
+  }
+}
+
 // WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.
 async function webgpu(url, dir) {
   const browser = await puppeteer.launch({
@@ -462,10 +506,13 @@ async function main() {
     page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
     const cdp = await browser.target().createCDPSession();
     await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: dir });
-    await spectral(page, url, dir);
-    await alignment(page, url, dir);
-    await checkpoint(page, url, dir);
-    await webgpu(url, dir);
+    // PRH_E2E_ONLY=correctness runs only the issue-25 checks (quicker while iterating).
+    const all = process.env.PRH_E2E_ONLY !== "correctness";
+    if (all) await spectral(page, url, dir);
+    if (all) await alignment(page, url, dir);
+    if (all) await checkpoint(page, url, dir);
+    await correctness({ page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST });
+    if (all) await webgpu(url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
     failures++;

@@ -5,21 +5,23 @@
 use crate::draw::{self, Scatter};
 use crate::drop_zone::{DropZone, parse};
 use crate::export::ExportButtons;
+use crate::metrics_worker::{Job, Message};
 use crate::pca::pca_2d;
 use crate::svg;
 use leptos::prelude::*;
 use prh_core::features::Features;
 use prh_core::knn::Knn;
 use prh_core::linalg::{self, Matrix};
-use prh_core::metrics::{AlignmentReport, LayerView, MetricOptions, measure};
+use prh_core::metrics::{LayerView, MetricOptions, measure};
 use prh_core::preprocess::Preprocess;
 use prh_core::retrieval::{AlignReport, align_and_rank};
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Everything the lab shows for one pair of embedding sets.
 struct Analysis {
-    /// The CLI's `metrics` report (same function, same defaults).
-    report: AlignmentReport,
+    /// The CLI's `metrics --json` report (same function, same defaults), as that JSON.
+    report: serde_json::Value,
     /// |N_A(i) ∩ N_B(i)| / k per sample, at the best mutual k-NN layer pair.
     per_point: Vec<f64>,
     /// Neighbour lists in A and in B (that layer pair).
@@ -36,6 +38,25 @@ struct Analysis {
     align: Option<(Result<AlignReport, String>, f64)>,
     /// Milliseconds the metrics and the PCA took in this browser.
     ms: [f64; 2],
+}
+
+/// Which inputs a result was computed from: the load number of each set (the lab counts
+/// loads per slot) and k. A result is shown only while all three are still current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InputKey {
+    a: u64,
+    b: u64,
+    k: usize,
+}
+
+/// An analysis with the inputs it belongs to, and what changed since the one before.
+struct Computed {
+    key: InputKey,
+    /// "A = file (N × D) vs B = file, k".
+    inputs: String,
+    /// Set when only one side was replaced: the other is the earlier file, said so.
+    kept: Option<String>,
+    result: Result<Arc<Analysis>, String>,
 }
 
 /// Per-sample mutual k-NN, the terms of PRH's mean: s_i = |N_A(i) ∩ N_B(i)| / k.
@@ -78,17 +99,47 @@ fn fit_rotation(
     (fit, crate::now_ms() - t0)
 }
 
-/// Runs the whole analysis (k neighbours) on two loaded sets.
-fn analyse(a: Arc<Features>, b: Arc<Features>, k: usize) -> Result<Analysis, String> {
-    let (a, b) = (&a, &b);
+/// The part of an analysis computed in the worker ([`crate::metrics_worker`]): plain
+/// numbers, sent to the page as JSON.
+#[derive(Serialize, Deserialize)]
+pub struct Parts {
+    /// The CLI's `metrics --json` report (same function, same defaults), as that JSON.
+    report: serde_json::Value,
+    /// The best mutual k-NN layer pair (layer of A, layer of B).
+    layers: (usize, usize),
+    /// |N_A(i) ∩ N_B(i)| / k per sample at that layer pair.
+    per_point: Vec<f64>,
+    /// Samples N and neighbours k of the lists below.
+    n: usize,
+    k: usize,
+    /// Flat `[n, k]` neighbour lists in A and in B (`prh_core::knn::Knn::idx`).
+    knn_a: Vec<usize>,
+    knn_b: Vec<usize>,
+    /// First two principal components of each side.
+    pca_a: Vec<(f64, f64)>,
+    pca_b: Vec<(f64, f64)>,
+    /// Milliseconds the metrics and the PCA took.
+    ms: [f64; 2],
+}
+
+/// The metrics (k neighbours), per-point mutual k-NN and PCA of two sets; `say(stage)` is
+/// called before each stage (the worker posts it to the page).
+pub fn analyse_parts(
+    a: &Features,
+    b: &Features,
+    k: usize,
+    say: &dyn Fn(&str),
+) -> Result<Parts, String> {
     let t0 = crate::now_ms();
     let opts = MetricOptions {
         k,
         ..MetricOptions::default()
     };
-    let report = measure(a.as_ref(), b.as_ref(), &opts).map_err(|e| e.to_string())?;
+    say("metrics: k-NN lists, CKA, CKNNA and the permutation null");
+    let report = measure(a, b, &opts).map_err(|e| e.to_string())?;
     // Re-derive the best mutual k-NN layer pair's neighbours exactly as `measure` does.
     let (la, lb) = report.best_layers.mutual_knn;
+    say("per-point mutual k-NN");
     let view = |f: &Features, l: usize| -> Result<(Matrix, LayerView), String> {
         let mut f = f.clone();
         opts.preprocess.clamp(&mut f).map_err(|e| e.to_string())?;
@@ -103,20 +154,52 @@ fn analyse(a: Arc<Features>, b: Arc<Features>, k: usize) -> Result<Analysis, Str
     let (xb, vb) = view(b, lb)?;
     let per_point = per_point_mutual_knn(&va.knn, &vb.knn);
     let t1 = crate::now_ms();
+    say("PCA of each side");
     let (pca_a, pca_b) = (pca_2d(&xa)?, pca_2d(&xb)?);
     let t2 = crate::now_ms();
-    let align = (a.d.max(b.d) <= EAGER_ROTATION_WIDTH).then(|| fit_rotation(a, b, la, lb));
-    Ok(Analysis {
-        report,
+    Ok(Parts {
+        report: serde_json::to_value(&report).map_err(|e| e.to_string())?,
+        layers: (la, lb),
         per_point,
-        knn_a: va.knn,
-        knn_b: vb.knn,
+        n: va.knn.n,
+        k: va.knn.k,
+        knn_a: va.knn.idx,
+        knn_b: vb.knn.idx,
         pca_a,
         pca_b,
-        inputs: (a.clone(), b.clone(), la, lb),
-        align,
         ms: [t1 - t0, t2 - t1],
     })
+}
+
+/// The analysis of two sets from the worker's [`Parts`]; the rotation is fitted here right
+/// away for narrow embeddings (see [`EAGER_ROTATION_WIDTH`]).
+fn analysis_from(parts: Parts, a: Arc<Features>, b: Arc<Features>) -> Analysis {
+    let (la, lb) = parts.layers;
+    let align = (a.d.max(b.d) <= EAGER_ROTATION_WIDTH).then(|| fit_rotation(&a, &b, la, lb));
+    let knn = |idx: Vec<usize>| Knn {
+        n: parts.n,
+        k: parts.k,
+        idx,
+    };
+    Analysis {
+        report: parts.report,
+        per_point: parts.per_point,
+        knn_a: knn(parts.knn_a),
+        knn_b: knn(parts.knn_b),
+        pca_a: parts.pca_a,
+        pca_b: parts.pca_b,
+        inputs: (a, b, la, lb),
+        align,
+        ms: parts.ms,
+    }
+}
+
+/// A number of the report JSON by key (NaN when absent: shown as such, never as a score).
+fn num(report: &serde_json::Value, key: &str) -> f64 {
+    report
+        .get(key)
+        .and_then(serde_json::Value::as_f64)
+        .unwrap_or(f64::NAN)
 }
 
 /// Fetches a demo file shipped in `assets/` and parses it.
@@ -138,6 +221,40 @@ async fn fetch_demo(name: &str) -> Result<Features, String> {
     parse(name, &js_sys::Uint8Array::new(&buf).to_vec())
 }
 
+/// The demo pairs shipped in `assets/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Demo {
+    /// `demo_a.npy` vs `demo_b.npy` (web/make_demo.sh).
+    Captions,
+    /// The views-multilingual experiment's good-view encoders (en and de trained apart),
+    /// embedding the 1,000 test_2016 images' first caption in each language.
+    Multilingual,
+}
+
+impl Demo {
+    /// The URL value (`data=`).
+    fn key(self) -> &'static str {
+        match self {
+            Demo::Captions => "demo",
+            Demo::Multilingual => "multilingual",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Demo> {
+        [Demo::Captions, Demo::Multilingual]
+            .into_iter()
+            .find(|d| d.key() == s)
+    }
+
+    /// File names of sets A and B.
+    fn files(self) -> (&'static str, &'static str) {
+        match self {
+            Demo::Captions => ("demo_a.npy", "demo_b.npy"),
+            Demo::Multilingual => ("demo_multi_en.npy", "demo_multi_de.npy"),
+        }
+    }
+}
+
 /// Formats a score for the table.
 fn fmt(x: f64) -> String {
     format!("{x:.6}")
@@ -150,41 +267,122 @@ pub fn AlignmentLab() -> impl IntoView {
     let set_b = RwSignal::new(None::<Result<Arc<Features>, String>>);
     let k = RwSignal::new(crate::url_state::get("k", 10_usize));
     let hovered = RwSignal::new(None::<usize>);
+    // Which demo pair is loaded (`data` in the URL: a link reloads it); None once a file
+    // of the user's is loaded, which no URL can carry.
+    let demo = RwSignal::new(None::<Demo>);
     Effect::new(move |_| {
-        crate::url_state::set(&[("lab", "alignment".into()), ("k", k.get().to_string())])
+        crate::url_state::update(&[
+            ("k", Some(k.get().to_string())),
+            ("data", demo.get().map(|d| d.key().to_string())),
+        ])
     });
-    let loaded = |s: RwSignal<Option<Result<Arc<Features>, String>>>| {
-        Callback::new(move |r: Result<Features, String>| s.set(Some(r.map(Arc::new))))
+    // Load counters: every new file (or error) in a slot gets a new number, so results
+    // name the inputs they came from and a late result for old inputs is dropped.
+    let (loads_a, loads_b) = (RwSignal::new(0_u64), RwSignal::new(0_u64));
+    let loaded = |s: RwSignal<Option<Result<Arc<Features>, String>>>, n: RwSignal<u64>| {
+        Callback::new(move |r: Result<Features, String>| {
+            s.set(Some(r.map(Arc::new)));
+            n.update(|x| *x += 1);
+            demo.set(None);
+        })
     };
-    let (on_a, on_b) = (loaded(set_a), loaded(set_b));
-    let load_pair = move |a: &'static str, b: &'static str| {
+    let (on_a, on_b) = (loaded(set_a, loads_a), loaded(set_b, loads_b));
+    let load_pair = move |which: Demo| {
+        let (a, b) = which.files();
+        demo.set(Some(which));
         leptos::task::spawn_local(async move {
-            set_a.set(Some(fetch_demo(a).await.map(Arc::new)));
-            set_b.set(Some(fetch_demo(b).await.map(Arc::new)));
+            let (fa, fb) = (fetch_demo(a).await, fetch_demo(b).await);
+            // Both sides at once: one analysis, no intermediate "new A vs old B".
+            set_a.set(Some(fa.map(Arc::new)));
+            set_b.set(Some(fb.map(Arc::new)));
+            loads_a.update(|x| *x += 1);
+            loads_b.update(|x| *x += 1);
         });
     };
-    let load_demo = move |_| load_pair("demo_a.npy", "demo_b.npy");
-    // The views-multilingual experiment's good-view encoders (en and de trained apart),
-    // embedding the 1,000 test_2016 images' first caption in each language.
-    let load_multilingual = move |_| load_pair("demo_multi_en.npy", "demo_multi_de.npy");
-    let analysis = RwSignal::new(None::<Result<Arc<Analysis>, String>>);
-    let busy = RwSignal::new(false);
+    let load_demo = move |_| load_pair(Demo::Captions);
+    let load_multilingual = move |_| load_pair(Demo::Multilingual);
+    // A link with `data=` reloads its demo pair.
+    if let Some(d) = Demo::parse(&crate::url_state::get("data", String::new())) {
+        load_pair(d);
+    }
+    let analysis = RwSignal::new(None::<Arc<Computed>>);
+    // The stage the worker is in while one runs; the running job (dropping it ends it);
+    // whether the user cancelled the last one.
+    let progress = RwSignal::new(None::<String>);
+    let job = StoredValue::new_local(None::<Job>);
+    let cancelled = RwSignal::new(false);
+    // The inputs of the last analysis started, to say which side a new one kept.
+    let last = StoredValue::new(None::<InputKey>);
     Effect::new(move |_| {
-        let (Some(Ok(a)), Some(Ok(b))) = (set_a.get(), set_b.get()) else {
-            analysis.set(None);
+        let key = InputKey {
+            a: loads_a.get(),
+            b: loads_b.get(),
+            k: k.get(),
+        };
+        // Whatever was shown, or is running, belongs to other inputs now: clear and end it.
+        analysis.set(None);
+        job.set_value(None);
+        cancelled.set(false);
+        let (Some(Ok(a)), Some(Ok(b))) = (set_a.get_untracked(), set_b.get_untracked()) else {
             return;
         };
-        let k = k.get();
-        busy.set(true);
-        // The computation blocks the page (no worker); the delay lets "computing…" paint.
-        set_timeout(
-            move || {
-                analysis.set(Some(analyse(a, b, k).map(Arc::new)));
-                busy.set(false);
-            },
-            std::time::Duration::from_millis(30),
+        let kept = last.get_value().and_then(|p| {
+            if p.a != key.a && p.b == key.b {
+                Some(format!("Set A was replaced; set B is still {}, loaded before it: these scores compare the new A with that B.", b.source))
+            } else if p.b != key.b && p.a == key.a {
+                Some(format!("Set B was replaced; set A is still {}, loaded before it: these scores compare that A with the new B.", a.source))
+            } else {
+                None
+            }
+        });
+        last.set_value(Some(key));
+        let inputs = format!(
+            "Results for A = {} (N = {}, D = {}) vs B = {} (N = {}, D = {}), k = {}",
+            a.source, a.n, a.d, b.source, b.n, b.d, key.k
         );
+        // The metrics run in a worker (the page stays responsive); its stages show as
+        // they start, and a result for inputs that changed meanwhile is dropped.
+        let (a2, b2) = (a.clone(), b.clone());
+        let on_message = move |m: Message| match m {
+            Message::Stage(stage) => progress.set(Some(stage)),
+            Message::Done(r) => {
+                progress.set(None);
+                let now = InputKey {
+                    a: loads_a.get_untracked(),
+                    b: loads_b.get_untracked(),
+                    k: k.get_untracked(),
+                };
+                if now == key {
+                    let result = r.map(|p| Arc::new(analysis_from(p, a2.clone(), b2.clone())));
+                    analysis.set(Some(Arc::new(Computed {
+                        key,
+                        inputs: inputs.clone(),
+                        kept: kept.clone(),
+                        result,
+                    })));
+                }
+            }
+        };
+        progress.set(Some("starting the worker".into()));
+        match Job::start(&a, &b, key.k, on_message) {
+            Ok(j) => job.set_value(Some(j)),
+            Err(e) => {
+                progress.set(None);
+                analysis.set(Some(Arc::new(Computed {
+                    key,
+                    inputs: String::new(),
+                    kept: None,
+                    result: Err(e),
+                })));
+            }
+        }
     });
+    let cancel = move |_| {
+        // Dropping the job terminates its worker.
+        job.set_value(None);
+        progress.set(None);
+        cancelled.set(true);
+    };
     let err_of = |s: RwSignal<Option<Result<Arc<Features>, String>>>, id: &'static str| {
         move || match s.get() {
             Some(Err(e)) => Some(view! { <pre class="error" id=id>{e}</pre> }),
@@ -211,17 +409,39 @@ pub fn AlignmentLab() -> impl IntoView {
             <label>
                 "k "
                 <input type="number" id="knn-k" min="1" max="100" prop:value=move || k.get().to_string()
-                    on:change=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<usize>() { k.set(v.clamp(1, 100)); } } />
+                    on:change=move |ev| { match event_target_value(&ev).trim().parse::<usize>() {
+                        Ok(v) => k.set(v.clamp(1, 100)),
+                        // Not a number: show the k in use again rather than a blank field.
+                        Err(_) => {
+                            if let Some(input) = ev.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(t).ok()) {
+                                input.set_value(&k.get_untracked().to_string());
+                            }
+                        }
+                    } } />
             </label>
         </div>
         <div class="status"><span id="info-a">{info_of(set_a)}</span>" · "<span id="info-b">{info_of(set_b)}</span></div>
         {err_of(set_a, "error-a")}
         {err_of(set_b, "error-b")}
-        {move || busy.get().then(|| view! { <p class="status" id="busy">"Computing in this browser… (the page pauses until it is done)"</p> })}
+        {move || progress.get().map(|stage| view! {
+            <p class="status" id="busy" data-stage=stage.clone()>{format!("Computing in a background worker (the page stays usable): {stage}… ")}
+                <button id="cancel-analysis" on:click=cancel>"Cancel"</button></p>
+        })}
+        {move || cancelled.get().then(|| view! {
+            <p class="stale" id="analysis-cancelled">"Cancelled: no results for these inputs. Change k or load a file to compute again."</p>
+        })}
         {move || match analysis.get() {
             None => view! { <p class="status">"Load two embedding sets of the same N samples (row i of A and row i of B describe the same thing), or the demo sets."</p> }.into_any(),
-            Some(Err(e)) => view! { <pre class="error" id="error-analysis">{e}</pre> }.into_any(),
-            Some(Ok(an)) => view! { <Results an=an hovered=hovered /> }.into_any(),
+            Some(c) => {
+                let head = view! {
+                    <p class="status" id="results-for" data-load-a=c.key.a.to_string() data-load-b=c.key.b.to_string()>{c.inputs.clone()}</p>
+                    {c.kept.clone().map(|m| view! { <p class="stale" id="pair-note">{m}</p> })}
+                };
+                match &c.result {
+                    Err(e) => view! { {head}<pre class="error" id="error-analysis">{e.clone()}</pre> }.into_any(),
+                    Ok(an) => view! { {head}<Results an=an.clone() hovered=hovered /> }.into_any(),
+                }
+            }
         }}
     }
 }
@@ -229,55 +449,61 @@ pub fn AlignmentLab() -> impl IntoView {
 /// The figures of one analysis.
 #[component]
 fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView {
-    let r = an.report.clone();
-    let null = match (r.null_mutual_knn_mean, r.null_mutual_knn_std) {
+    let r = &an.report;
+    let null = match (
+        r.get("null_mutual_knn_mean")
+            .and_then(serde_json::Value::as_f64),
+        r.get("null_mutual_knn_std")
+            .and_then(serde_json::Value::as_f64),
+    ) {
         (Some(m), Some(s)) => format!("{} ± {}", fmt(m), fmt(s)),
         _ => "—".into(),
     };
+    let (n, k) = (an.knn_a.n, an.knn_a.k);
     let rows: Vec<(&str, f64, &str)> = vec![
         (
             "mutual_knn",
-            r.scores.mutual_knn,
+            num(r, "mutual_knn"),
             "mean share of each sample's k nearest neighbours found in both spaces",
         ),
         (
             "cycle_knn",
-            r.scores.cycle_knn,
+            num(r, "cycle_knn"),
             "share of samples reached back by an A-neighbour of a B-neighbour",
         ),
         (
             "lcs_knn",
-            r.scores.lcs_knn,
+            num(r, "lcs_knn"),
             "longest common subsequence of the ordered neighbour lists (0..k)",
         ),
         (
             "cka",
-            r.scores.cka,
+            num(r, "cka"),
             "linear CKA: similarity of the two Gram matrices, rotation and scale invariant",
         ),
         (
             "cka_rbf",
-            r.scores.cka_rbf,
+            num(r, "cka_rbf"),
             "CKA with an RBF kernel (sigma 1)",
         ),
         (
             "unbiased_cka",
-            r.scores.unbiased_cka,
+            num(r, "unbiased_cka"),
             "linear CKA with the unbiased HSIC estimator",
         ),
         (
             "cknna",
-            r.scores.cknna,
+            num(r, "cknna"),
             "CKA restricted to mutual k-NN pairs",
         ),
     ];
-    let report_json = serde_json::to_value(&r).unwrap_or_default();
+    let report_json = r.clone();
     let hist_canvas = NodeRef::<leptos::html::Canvas>::new();
     let per_point_json = {
         let pp = an.per_point.clone();
         Callback::new(move |_| serde_json::json!({ "mutual_knn_per_point": pp }))
     };
-    let (shares, hist_marks) = histogram(&an.per_point, r.k);
+    let (shares, hist_marks) = histogram(&an.per_point, k);
     let hist_svg = Callback::new(move |_| svg::bars(420.0, 120.0, &shares, &hist_marks).finish());
     view! {
         <div class="grid">
@@ -290,7 +516,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
                     }).collect_view()}
                     <tr><td>"null mutual_knn"</td><td id="metric-null">{null}</td><td class="explain" style="text-align:left">"mean ± std over shuffled pairings: the chance level (about k/N)"</td></tr>
                 </table>
-                <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", r.n, r.k)}</p>
+                <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", n, k)}</p>
                 <button on:click=move |_| { let _ = crate::export::json(&report_json, "metrics.json"); }>"JSON"</button>
             </div>
             <ScatterCard an=an.clone() hovered=hovered />
@@ -298,7 +524,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
             <div class="card">
                 <h2>"Per-point mutual k-NN"</h2>
                 <p class="explain">"Each sample's own score |N_A(i) ∩ N_B(i)| / k; the table's mutual_knn is their mean. Points in the scatters are coloured by it (dark = neighbours agree)."</p>
-                <PerPointHistogram canvas=hist_canvas values=an.per_point.clone() k=r.k />
+                <PerPointHistogram canvas=hist_canvas values=an.per_point.clone() k=k />
                 <ExportButtons canvas=hist_canvas vector=hist_svg numbers=per_point_json name="mutual_knn_per_point" />
             </div>
         </div>
@@ -550,7 +776,7 @@ fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl Into
     };
     view! {
         <div class="card">
-            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" /></h2>
+            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" second=(cb, ["A".to_string(), "B".to_string()]) /></h2>
             <div class="pair">
                 <figure><canvas node_ref=ca id="scatter-a" width="260" height="260" style="cursor:crosshair"
                     on:mousedown=on_down(0, ca) on:mousemove=on_move(0, ca, an.pca_a.clone())

@@ -160,14 +160,22 @@ fn fixed_shape(p: &Padded, rows: usize, len: usize, pad_id: u32) -> Padded {
     }
 }
 
+/// Tokens of a text the encoder reads: its context max_len, less one when it prepends
+/// [CLS]; longer texts are cut to this many before embedding.
+pub fn context_tokens(spec: &EncoderSpec) -> usize {
+    spec.max_len - usize::from(uses_cls(spec))
+}
+
 /// Embeds `texts` on backend `B`: tokenise, truncate to the context (leaving room for
-/// [CLS] when the model uses it), pad, take [`TextEncoder::represent`] (the pooled last
-/// hidden state), and read each batch back asynchronously. `fixed`: pad every batch to
-/// `[batch, max_len]` ([`fixed_shape`], for WebGPU); otherwise to the batch's longest text
-/// as `prh_core::text_task::embed_texts` does.
+/// [CLS] when the model uses it, [`context_tokens`]), pad, take
+/// [`TextEncoder::represent`] (the pooled last hidden state), and read each batch back
+/// asynchronously. `fixed`: pad every batch to `[batch, max_len]` ([`fixed_shape`], for
+/// WebGPU); otherwise to the batch's longest text as `prh_core::text_task::embed_texts`
+/// does. Also returns each text's token count before the cut, so the page can say which
+/// texts were cut.
 ///
 /// # Shapes
-/// `texts` n strings -> row-major `[n, d_model]`.
+/// `texts` n strings -> (row-major `[n, d_model]`, `[n]` token counts)
 pub async fn embed<B: Backend>(
     model: &TextEncoder<B>,
     spec: &EncoderSpec,
@@ -175,15 +183,17 @@ pub async fn embed<B: Backend>(
     texts: &[String],
     (batch, fixed): (usize, bool),
     device: &burn::tensor::Device<B>,
-) -> Result<Vec<f32>, String> {
+) -> Result<(Vec<f32>, Vec<usize>), String> {
     let cls = uses_cls(spec).then_some(tok.cls);
-    let cap = spec.max_len - usize::from(cls.is_some());
+    let cap = context_tokens(spec);
     let mut out = Vec::with_capacity(texts.len() * spec.d_model);
+    let mut tokens = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(batch.max(1)) {
         let ids: Vec<Vec<u32>> = chunk
             .iter()
             .map(|t| {
                 let mut v = tok.encode(t).map_err(|e| e.to_string())?;
+                tokens.push(v.len());
                 v.truncate(cap);
                 Ok(v)
             })
@@ -202,5 +212,5 @@ pub async fn embed<B: Backend>(
         // Only the batch's own rows (fixed-shape batches carry filler rows).
         out.extend(z.iter::<f32>().take(chunk.len() * spec.d_model));
     }
-    Ok(out)
+    Ok((out, tokens))
 }

@@ -23,13 +23,54 @@ a woman sings on a stage\n\
 a singer performs for a crowd";
 
 /// Where the page's demo bundle lives (trained by `configs/tiny.toml`, see the README).
-const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
+pub const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
 /// The views-vision experiment's good-view encoder and its ImageNet class vectors
 /// (`web/make_demo.sh --vision`).
-const DEMO_VISION: (&str, &str) = (
+pub const DEMO_VISION: (&str, &str) = (
     "assets/demo_vision.prh.safetensors",
     "assets/demo_vision.imagenet.safetensors",
 );
+
+/// The encoders shipped with the page (`model` in the URL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DemoModel {
+    /// [`DEMO_BUNDLE`].
+    Demo,
+    /// [`DEMO_VISION`]: encoder and ImageNet class vectors.
+    Vision,
+}
+
+impl DemoModel {
+    /// The URL value (`model=`).
+    fn key(self) -> &'static str {
+        match self {
+            DemoModel::Demo => "demo",
+            DemoModel::Vision => "vision",
+        }
+    }
+
+    fn parse(s: &str) -> Option<DemoModel> {
+        [DemoModel::Demo, DemoModel::Vision]
+            .into_iter()
+            .find(|m| m.key() == s)
+    }
+
+    /// The bundle's path under the page.
+    fn bundle(self) -> &'static str {
+        match self {
+            DemoModel::Demo => DEMO_BUNDLE,
+            DemoModel::Vision => DEMO_VISION.0,
+        }
+    }
+
+    /// Its class-vector file, if it ships one.
+    fn classes(self) -> Option<&'static str> {
+        match self {
+            DemoModel::Demo => None,
+            DemoModel::Vision => Some(DEMO_VISION.1),
+        }
+    }
+}
 
 /// Texts per forward pass on the CPU (as `prh-native embed`'s reference values were made).
 const BATCH: usize = 16;
@@ -61,10 +102,25 @@ pub struct Embedded {
     pub which: Which,
     /// The WebGPU adapter, or why the CPU ran instead.
     pub note: String,
+    /// File name of the encoder that embedded them.
+    pub encoder: String,
+    /// The encoder's shape in words ("2 layers × width 64, max 32 tokens").
+    pub model: String,
+    /// Which bundle load made these (the lab counts loads): results of an earlier encoder
+    /// are never shown beside a later one's inputs.
+    pub bundle_load: u64,
+    /// The text box as it was embedded (stale results are marked when it changes).
+    pub source_text: String,
+    /// Texts longer than the encoder's context: (text index, its token count).
+    pub cut: Vec<(usize, usize)>,
+    /// Tokens the encoder reads per text (max_len, less one for [CLS] when it uses one).
+    pub cap: usize,
 }
 
-/// Parses bundle bytes on the CPU backend.
+/// Parses bundle bytes on the CPU backend (after checking they are a safetensors file at
+/// all, so another format gets a message that says what it is).
 fn load(name: &str, bytes: Vec<u8>) -> Result<Arc<Loaded>, String> {
+    crate::container::check_safetensors(name, &bytes)?;
     let cpu = read_bundle::<Cpu>(name, &bytes, &Default::default()).map_err(|e| e.to_string())?;
     Ok(Arc::new(Loaded {
         name: name.to_string(),
@@ -124,7 +180,7 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
         "cpu" => Err("CPU chosen".to_string()),
         _ => backends::webgpu_device().await,
     };
-    let (rows, ms, which, note) = match (want.as_str(), gpu) {
+    let ((rows, tokens), ms, which, note) = match (want.as_str(), gpu) {
         ("cpu", _) => {
             let t0 = crate::now_ms();
             let rows = backends::embed(
@@ -178,6 +234,13 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
         }
     };
     let d = rows.len() / texts.len();
+    let cap = backends::context_tokens(&b.spec);
+    let cut = tokens
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| t > cap)
+        .map(|(i, &t)| (i, t))
+        .collect();
     Ok(Embedded {
         texts,
         rows,
@@ -185,6 +248,15 @@ async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Embedd
         ms,
         which,
         note,
+        encoder: loaded.name.clone(),
+        model: format!(
+            "{} layers × width {}, max {} tokens",
+            b.spec.layers, b.spec.d_model, b.spec.max_len
+        ),
+        bundle_load: 0,
+        source_text: text,
+        cut,
+        cap,
     })
 }
 
@@ -196,37 +268,96 @@ type Slot<T> = RwSignal<Option<Result<Arc<T>, String>>>;
 pub fn CheckpointLab() -> impl IntoView {
     let bundle: Slot<Loaded> = RwSignal::new(None);
     let classes: Slot<ClassVectors> = RwSignal::new(None);
-    let text = RwSignal::new(EXAMPLE_TEXTS.to_string());
+    // The texts come from the URL when a link carries them (`texts`, one per line).
+    let text = RwSignal::new(crate::url_state::get("texts", EXAMPLE_TEXTS.to_string()));
+    // Which shipped encoder is loaded (`model` in the URL: a link reloads and embeds it);
+    // None once the user's own bundle is loaded, which no URL can carry.
+    let model = RwSignal::new(None::<DemoModel>);
     let result: Slot<Embedded> = RwSignal::new(None);
     let backend = RwSignal::new(crate::url_state::get("backend", "auto".to_string()));
     let busy = RwSignal::new(false);
-    Effect::new(move |_| {
-        crate::url_state::set(&[("lab", "checkpoint".into()), ("backend", backend.get())])
-    });
-    let load_demo = move |_| {
-        leptos::task::spawn_local(async move {
-            bundle.set(Some(
-                fetch_asset(DEMO_BUNDLE)
-                    .await
-                    .and_then(|b| load(DEMO_BUNDLE, b)),
-            ))
-        });
+    let centred = RwSignal::new(crate::url_state::get("centre", 0_u8) != 0);
+    // Counts bundle loads. A new encoder clears the embeddings of the old one (and an
+    // embedding still running for the old one is dropped when it finishes): the classes
+    // table must never pair one encoder's embeddings with another's class vectors.
+    let loads = RwSignal::new(0_u64);
+    let cleared = RwSignal::new(None::<String>);
+    let set_bundle = move |b: Result<Arc<Loaded>, String>| {
+        let name = match &b {
+            Ok(l) => l.name.clone(),
+            Err(_) => "a file that did not load".to_string(),
+        };
+        if let Some(Ok(old)) = result.get_untracked() {
+            cleared.set(Some(format!(
+                "The encoder changed (now {name}): the embeddings made with {} were cleared. Press \"Embed the texts\" to embed them with this one.",
+                old.encoder
+            )));
+        }
+        result.set(None);
+        bundle.set(Some(b));
+        loads.update(|n| *n += 1);
     };
-    let load_vision = move |_| {
+    Effect::new(move |_| {
+        let t = text.get();
+        crate::url_state::update(&[
+            ("backend", Some(backend.get())),
+            ("model", model.get().map(|m| m.key().to_string())),
+            // The example texts are the default: left out, so ordinary links stay short.
+            ("texts", (t != EXAMPLE_TEXTS).then_some(t)),
+            ("centre", centred.get().then(|| "1".to_string())),
+        ])
+    });
+    // Embeds the text box with the loaded encoder (the button, and a link's `model=`).
+    let embed_now = move || {
+        let Some(Ok(b)) = bundle.get_untracked() else {
+            return;
+        };
+        busy.set(true);
+        let (t, want) = (text.get_untracked(), backend.get_untracked());
+        let load_no = loads.get_untracked();
         leptos::task::spawn_local(async move {
-            let (enc, cls) = DEMO_VISION;
-            bundle.set(Some(fetch_asset(enc).await.and_then(|b| load(enc, b))));
-            classes.set(Some(fetch_asset(cls).await.and_then(|b| {
-                ClassVectors::from_bytes(cls, &b)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
+            let r = embed(b, t, want).await;
+            busy.set(false);
+            // The encoder was replaced while this ran: these embeddings belong to no input.
+            if loads.get_untracked() != load_no {
+                return;
+            }
+            cleared.set(None);
+            result.set(Some(r.map(|mut e| {
+                e.bundle_load = load_no;
+                Arc::new(e)
             })));
         });
     };
+    // Loads a shipped encoder (with its class vectors for the vision demo); `then_embed`:
+    // embed the texts once it is loaded.
+    let load_model = move |which: DemoModel, then_embed: bool| {
+        model.set(Some(which));
+        leptos::task::spawn_local(async move {
+            let enc = which.bundle();
+            set_bundle(fetch_asset(enc).await.and_then(|b| load(enc, b)));
+            if let Some(cls) = which.classes() {
+                classes.set(Some(fetch_asset(cls).await.and_then(|b| {
+                    ClassVectors::from_bytes(cls, &b)
+                        .map(Arc::new)
+                        .map_err(|e| e.to_string())
+                })));
+            }
+            if then_embed {
+                embed_now();
+            }
+        });
+    };
+    let load_demo = move |_| load_model(DemoModel::Demo, false);
+    let load_vision = move |_| load_model(DemoModel::Vision, false);
+    if let Some(m) = DemoModel::parse(&crate::url_state::get("model", String::new())) {
+        load_model(m, true);
+    }
     let on_pick = move |ev: web_sys::Event| {
         leptos::task::spawn_local(async move {
             if let Some(r) = picked_file(ev).await {
-                bundle.set(Some(r.and_then(|(name, b)| load(&name, b))));
+                model.set(None);
+                set_bundle(r.and_then(|(name, b)| load(&name, b)));
             }
         });
     };
@@ -241,17 +372,12 @@ pub fn CheckpointLab() -> impl IntoView {
             }
         });
     };
-    let run = move |_| {
-        let Some(Ok(b)) = bundle.get_untracked() else {
-            return;
-        };
-        busy.set(true);
-        let (t, want) = (text.get_untracked(), backend.get_untracked());
-        leptos::task::spawn_local(async move {
-            result.set(Some(embed(b, t, want).await.map(Arc::new)));
-            busy.set(false);
-        });
-    };
+    let run = move |_| embed_now();
+    // Whether the text box differs from the texts of the shown embeddings (a memo, so
+    // typing re-renders only the notice).
+    let texts_changed = Memo::new(move |_| {
+        result.with(|r| matches!(r, Some(Ok(e)) if e.source_text != text.get()))
+    });
     let info = move || {
         match bundle.get() {
         Some(Ok(b)) => view! {
@@ -288,6 +414,9 @@ pub fn CheckpointLab() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <label title="Subtract the mean of the typed texts' embeddings before taking cosines: removes the direction all embeddings share, which makes raw cosines all high">
+                <input type="checkbox" id="centre-cosines" prop:checked=move || centred.get()
+                    on:change=move |ev| centred.set(event_target_checked(&ev)) />"centred cosines"</label>
             <button id="embed" on:click=run disabled=move || busy.get() || !matches!(bundle.get(), Some(Ok(_)))>
                 {move || if busy.get() { "embedding…" } else { "Embed the texts" }}
             </button>
@@ -302,12 +431,23 @@ pub fn CheckpointLab() -> impl IntoView {
                 <p class="explain">"The encoder was trained with good views only: two captions of one image are a positive pair; it never saw an image or a pairing with another modality."</p>
             </div>
             {move || match result.get() {
-                None => None,
+                None => cleared.get().map(|m| view! { <p class="stale" id="stale-embed">{m}</p> }.into_any()),
                 Some(Err(e)) => Some(view! { <pre class="error" id="error-embed">{e}</pre> }.into_any()),
-                Some(Ok(r)) => Some(view! {
-                    <Neighbours r=r.clone() />
-                    {move || classes.get().and_then(Result::ok).map(|c| view! { <Classes r=r.clone() classes=c /> })}
-                }.into_any()),
+                Some(Ok(r)) => { let (r1, r2) = (r.clone(), r.clone()); Some(view! {
+                    {move || texts_changed.get().then(|| view! {
+                        <p class="stale" id="stale-texts">"The texts changed since they were embedded: the results below are for the texts as they were. Press \"Embed the texts\" to update them."</p>
+                    })}
+                    {(!r.cut.is_empty()).then(|| view! {
+                        <p class="stale" id="truncation-warning">{format!(
+                            "Cut to the encoder's context ({} tokens): {}. Only the first {} tokens of each were embedded.",
+                            r.cap,
+                            r.cut.iter().map(|&(i, t)| format!("text {} ({t} tokens, \"{}…\")", i + 1, r.texts[i].chars().take(30).collect::<String>())).collect::<Vec<_>>().join("; "),
+                            r.cap
+                        )}</p>
+                    })}
+                    {move || view! { <Neighbours r=r1.clone() centred=centred.get() /> }}
+                    {move || classes.get().and_then(Result::ok).map(|c| view! { <Classes r=r2.clone() classes=c /> })}
+                }.into_any()) }
             }}
         </div>
     }

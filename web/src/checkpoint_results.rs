@@ -12,6 +12,10 @@ use std::sync::Arc;
 /// Classes listed per text.
 const TOP_CLASSES: usize = 5;
 
+/// Random directions drawn for the chance level of the top class score: its mean is then
+/// known to about std / 16.
+const CHANCE_DRAWS: usize = 256;
+
 /// Up to this many texts the embeddings are also exposed in the page (`data-rows`), for
 /// tests and for copying; beyond it the JSON export has them.
 const ROWS_IN_PAGE: usize = 64;
@@ -34,13 +38,50 @@ fn cosine(rows: &[f32], d: usize, i: usize, j: usize) -> f64 {
     }
 }
 
-/// Cosine similarities between the embedded texts and each text's nearest neighbour.
+/// Rows minus their mean: x_i - (1/n) sum_j x_j, so that cosines measure where texts sit
+/// relative to each other rather than along the direction all embeddings share.
+///
+/// # Shapes
+/// `rows [n, d]` row-major -> `[n, d]`
+fn centre_rows(rows: &[f32], d: usize) -> Vec<f32> {
+    let n = rows.len() / d.max(1);
+    let mean: Vec<f64> = (0..d)
+        .map(|c| (0..n).map(|i| f64::from(rows[i * d + c])).sum::<f64>() / n as f64)
+        .collect();
+    rows.iter()
+        .enumerate()
+        .map(|(x, &v)| (f64::from(v) - mean[x % d]) as f32)
+        .collect()
+}
+
+/// What the caption says about the encoder: the demo encoders by what they are, any
+/// other bundle by its shape.
+fn encoder_caption(r: &Embedded) -> String {
+    use crate::checkpoint_lab::{DEMO_BUNDLE, DEMO_VISION};
+    if r.encoder == DEMO_BUNDLE {
+        "The demo encoder is tiny (2 layers × 64, 500 CPU steps on 2,000 Multi30k images) and gets there only partly — drop in a bigger export to compare.".into()
+    } else if r.encoder == DEMO_VISION.0 {
+        "This is the views-vision experiment's good-view encoder (2 layers × 64, 300 steps on Multi30k, 8,000-token vocabulary): small, so expect only some captions of a scene to find each other.".into()
+    } else {
+        format!("This encoder ({}): {}.", r.encoder, r.model)
+    }
+}
+
+/// Cosine similarities between the embedded texts and each text's nearest neighbour;
+/// `centred`: cosines of the rows minus their mean ([`centre_rows`]).
 #[component]
-pub fn Neighbours(r: Arc<Embedded>) -> impl IntoView {
+pub fn Neighbours(r: Arc<Embedded>, centred: bool) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let n = r.texts.len();
+    let rows = if centred {
+        centre_rows(&r.rows, r.d)
+    } else {
+        r.rows.clone()
+    };
+    // Centring in f64 and rounding back to f32 keeps one cosine routine; the rounding
+    // (~1e-7 relative) is far below the printed 3 decimals.
     let sims: Vec<f64> = (0..n * n)
-        .map(|x| cosine(&r.rows, r.d, x / n, x % n))
+        .map(|x| cosine(&rows, r.d, x / n, x % n))
         .collect();
     // The diagonal (each text with itself, cosine 1) is blanked so the colour scale shows
     // the similarities between different texts.
@@ -58,19 +99,19 @@ pub fn Neighbours(r: Arc<Embedded>) -> impl IntoView {
     });
     let vector =
         Callback::new(move |_| svg::heatmap(200.0, 200.0, (n, n), &s2, true, None).finish());
-    let nearest: Vec<(usize, f64)> = (0..n)
+    // None for a lone text: it has no other text to be near.
+    let nearest: Vec<Option<(usize, f64)>> = (0..n)
         .map(|i| {
             (0..n)
                 .filter(|&j| j != i)
                 .map(|j| (j, sims[i * n + j]))
                 .max_by(|a, b| a.1.total_cmp(&b.1))
-                .unwrap_or((i, 1.0))
         })
         .collect();
     let json = {
         let r = r.clone();
         Callback::new(
-            move |_| serde_json::json!({ "texts": r.texts, "d": r.d, "backend": r.which.name(), "ms": r.ms, "embeddings_row_major": r.rows, "cosine": sims }),
+            move |_| serde_json::json!({ "texts": r.texts, "d": r.d, "backend": r.which.name(), "ms": r.ms, "embeddings_row_major": r.rows, "centred": centred, "cosine": sims }),
         )
     };
     let data_rows = if n <= ROWS_IN_PAGE {
@@ -86,13 +127,19 @@ pub fn Neighbours(r: Arc<Embedded>) -> impl IntoView {
             <p class="status" id="backend-note">{format!("backend: {} — {}", r.which.name(), r.note)}</p>
             <canvas node_ref=canvas id="cosine-canvas" width="200" height="200"></canvas>
             <table class="metrics" id="neighbours">
-                <tr><th>"text"</th><th>"nearest other text"</th><th>"cosine"</th></tr>
-                {r.texts.iter().enumerate().map(|(i, t)| {
-                    let (j, s) = nearest[i];
-                    view! { <tr><td style="text-align:left">{t.clone()}</td><td style="text-align:left">{r.texts[j].clone()}</td><td>{format!("{s:.3}")}</td></tr> }
+                <tr><th>"text"</th><th>"nearest other text"</th><th>{if centred { "centred cosine" } else { "cosine" }}</th></tr>
+                {r.texts.iter().enumerate().map(|(i, t)| match nearest[i] {
+                    Some((j, s)) => view! { <tr><td style="text-align:left">{t.clone()}</td><td style="text-align:left" data-j=j.to_string()>{r.texts[j].clone()}</td><td data-cos=s.to_string()>{format!("{s:.3}")}</td></tr> }.into_any(),
+                    None => view! { <tr><td style="text-align:left">{t.clone()}</td><td style="text-align:left" class="status">"— (no other text: type at least two)"</td><td>"—"</td></tr> }.into_any(),
                 }).collect_view()}
             </table>
-            <p class="explain">"Cosine similarity of the pooled embeddings between different texts (red = similar, diagonal blanked). A well-trained good-view encoder makes captions of the same scene each other's nearest text; the demo encoder is tiny (2 layers × 64, 500 CPU steps on 2,000 images) and gets there only partly — drop in a bigger export to compare."</p>
+            <p class="explain">{format!(
+                "{} of the pooled embeddings between different texts (red = similar, diagonal blanked). A well-trained good-view encoder makes captions of the same scene each other's nearest text; with {n} texts a text's nearest is one given other text by chance with probability 1/(n − 1){}. {}{}",
+                if centred { "Centred cosine (each embedding minus the mean of these texts' embeddings)" } else { "Cosine similarity" },
+                if n > 1 { format!(" = {:.3}", 1.0 / (n - 1) as f64) } else { String::new() },
+                encoder_caption(&r),
+                if centred && n < 3 { " Centring needs at least three texts: with two, the centred embeddings are opposite (cosine −1)." } else if !centred { " Raw cosines of such encoders are often all high (the embeddings share a direction): tick \"centred cosines\" to compare them around their mean." } else { "" }
+            )}</p>
         </div>
     }
 }
@@ -112,13 +159,42 @@ pub fn Classes(r: Arc<Embedded>, classes: Arc<ClassVectors>) -> impl IntoView {
         }
     };
     let fit = classes.fit.clone();
+    let (chance, chance_sd) = classes.chance_top_score(CHANCE_DRAWS);
+    let measured = match &classes.measured {
+        Some(m) => view! {
+            <p class="status" id="classes-alignment" data-r1=m.r1.to_string() data-r1-chance=m.chance(1).to_string()>{format!(
+                "Measured alignment of this encoder with the vision model (recorded in the file's fit): text → image retrieval over the {} ImageNet-100 classes held out of the fit gives R@1 = {:.3} (chance {:.3}) and R@5 = {:.3} (chance {:.3}).",
+                m.classes, m.r1, m.chance(1), m.r5, m.chance(5)
+            )}</p>
+        }.into_any(),
+        None => view! {
+            <p class="status" id="classes-alignment">"This file records no measured alignment (retrieval scores of its fit): compare the scores below with the chance level only."</p>
+        }.into_any(),
+    };
+    let verdict = match &classes.measured {
+        Some(m) if m.r1 >= 0.5 => {
+            "The measured alignment is high: the two models largely agree up to a rotation."
+        }
+        Some(m) if m.r1 > 2.0 * m.chance(1) => {
+            "The measured alignment is above chance but far from perfect: the two models agree up to a rotation only in part, so read single class names with care."
+        }
+        Some(_) => {
+            "The measured alignment is near chance: these class names say little about the text."
+        }
+        None => "How far the two models agree is not recorded in this file.",
+    };
     view! {
         <div class="card">
             <h2>"Nearest ImageNet classes"</h2>
+            {measured}
+            <p class="status" id="classes-chance" data-mean=chance.to_string() data-std=chance_sd.to_string()>{format!(
+                "Chance level: a random direction's best class scores {chance:.3} ± {chance_sd:.3} (mean ± std of the top cosine over {CHANCE_DRAWS} random directions in this {}-dimensional space); texts marked \"≈ chance\" score no higher than mean + 2 std.",
+                classes.d
+            )}</p>
             <table class="metrics" id="classes-table">
                 <tr><th>"text"</th><th>{format!("nearest {TOP_CLASSES} classes (cosine)")}</th></tr>
                 {r.texts.iter().zip(&ranked).map(|(t, top)| view! {
-                    <tr><td style="text-align:left">{t.clone()}</td><td style="text-align:left">
+                    <tr><td style="text-align:left">{t.clone()}{top.first().filter(|&&(_, s)| s <= chance + 2.0 * chance_sd).map(|_| view! { <span class="status chance-mark">" (≈ chance)"</span> })}</td><td style="text-align:left">
                         {top.iter().map(|&(j, s)| view! {
                             <span class="cls" data-index=j.to_string() data-score=s.to_string()>{format!("{} ({s:.3})", classes.names[j])}</span>"; "
                         }).collect_view()}
@@ -126,7 +202,7 @@ pub fn Classes(r: Arc<Embedded>, classes: Arc<ClassVectors>) -> impl IntoView {
                 }).collect_view()}
             </table>
             <p class="explain">{format!(
-                "From {}: {} ImageNet classes of the vision model, mapped into this encoder's space through the rotation fitted on paired data. Scores are cos(e − m, c): the text embedding e minus the centring m used in the fit, against each class vector c. A high score means the vision model represents that class where the text encoder puts the text: the two models agree up to a rotation.",
+                "From {}: {} ImageNet classes of the vision model, mapped into this encoder's space through the rotation fitted on paired data. Scores are cos(e − m, c): the text embedding e minus the centring m used in the fit, against each class vector c. A high score means the vision model represents that class where the text encoder puts the text. {verdict}",
                 classes.source, classes.names.len()
             )}</p>
             {(!fit.is_empty()).then(|| view! { <details><summary class="status">"the fit"</summary><pre class="status">{fit}</pre></details> })}

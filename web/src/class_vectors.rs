@@ -14,6 +14,7 @@
 //! Hand-written reader: `safetensors` parses the container, this file checks the fields.
 
 use prh_core::Error;
+use prh_core::rng::{Stream, generator, standard_normal};
 use safetensors::{Dtype, SafeTensors};
 
 /// A loaded class-vector file, rows normalised for cosine scores.
@@ -30,6 +31,38 @@ pub struct ClassVectors {
     mean: Vec<f64>,
     /// The `fit` metadata (pretty JSON), or empty when absent.
     pub fit: String,
+    /// The retrieval scores of the fit, when the file records them.
+    pub measured: Option<MeasuredAlignment>,
+}
+
+/// How well the fitted rotation aligns this text encoder with the vision model, as the
+/// experiment measured it (views-vision, `fit` metadata): text-to-image retrieval over
+/// `classes` held-out classes, recall@1 and @5, beside their chance levels 1/C and 5/C.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredAlignment {
+    /// Recall@1 of text -> class retrieval on the held-out classes.
+    pub r1: f64,
+    /// Recall@5.
+    pub r5: f64,
+    /// Number of held-out classes C ranked against each other.
+    pub classes: usize,
+}
+
+impl MeasuredAlignment {
+    /// Reads `r1_t2i_imagenet100` and `r5_t2i_imagenet100` (ImageNet-100: C = 100) from the
+    /// `fit` JSON; `None` when the file does not record them.
+    fn from_fit(fit: &serde_json::Value) -> Option<MeasuredAlignment> {
+        Some(MeasuredAlignment {
+            r1: fit.get("r1_t2i_imagenet100")?.as_f64()?,
+            r5: fit.get("r5_t2i_imagenet100")?.as_f64()?,
+            classes: 100,
+        })
+    }
+
+    /// Chance recall@k: k / C (the correct class at a uniformly random rank).
+    pub fn chance(&self, k: usize) -> f64 {
+        k as f64 / self.classes as f64
+    }
 }
 
 /// Little-endian f32 values and shape of tensor `name`, checked to be F32.
@@ -58,6 +91,8 @@ impl ClassVectors {
     /// # Shapes
     /// `class_vectors [C, d]`, `text_mean [d]`, `classes` C names.
     pub fn from_bytes(source: &str, bytes: &[u8]) -> Result<ClassVectors, Error> {
+        crate::container::check_safetensors(source, bytes)
+            .map_err(|e| Error::format(source, "file", e))?;
         let st = SafeTensors::deserialize(bytes)
             .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
         let (_, header) = SafeTensors::read_metadata(bytes)
@@ -77,15 +112,18 @@ impl ClassVectors {
                 format!("expected a JSON array of strings: {e}"),
             )
         })?;
-        let fit = match meta.get("fit") {
-            Some(f) => {
-                let v: serde_json::Value = serde_json::from_str(f).map_err(|e| {
-                    Error::format(source, "__metadata__.fit", format!("expected JSON: {e}"))
-                })?;
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            }
-            None => String::new(),
+        let fit_json: serde_json::Value = match meta.get("fit") {
+            Some(f) => serde_json::from_str(f).map_err(|e| {
+                Error::format(source, "__metadata__.fit", format!("expected JSON: {e}"))
+            })?,
+            None => serde_json::Value::Null,
         };
+        let fit = if fit_json.is_null() {
+            String::new()
+        } else {
+            serde_json::to_string_pretty(&fit_json).unwrap_or_default()
+        };
+        let measured = MeasuredAlignment::from_fit(&fit_json);
         let (shape, rows) = tensor(&st, source, "class_vectors")?;
         let [c, d] = shape[..] else {
             return Err(Error::format(
@@ -141,7 +179,35 @@ impl ClassVectors {
             d,
             mean,
             fit,
+            measured,
         })
+    }
+
+    /// Chance level of the top score: the best cosine max_j cos(g, c_j) of `draws` random
+    /// directions g ~ N(0, I_d) (isotropic, so any centring is irrelevant), as (mean, std)
+    /// over the draws. A text whose best class scores no higher than this is placed no
+    /// better than a random direction would be. Seeded (`prh_core::rng`, stream `Eval`),
+    /// so the page shows the same numbers every time.
+    ///
+    /// # Shapes
+    /// class vectors `[C, d]` -> (mean, std) of `draws` top-1 scores
+    pub fn chance_top_score(&self, draws: usize) -> (f64, f64) {
+        let mut rng = generator(0, Stream::Eval, self.unit.len() as u64);
+        let tops: Vec<f64> = (0..draws.max(1))
+            .map(|_| {
+                let g: Vec<f32> = (0..self.d)
+                    .map(|c| (standard_normal(&mut rng) + self.mean[c]) as f32)
+                    .collect();
+                self.nearest(&g, 1)
+                    .ok()
+                    .and_then(|v| v.first().map(|x| x.1))
+                    .unwrap_or(0.0)
+            })
+            .collect();
+        let n = tops.len() as f64;
+        let mean = tops.iter().sum::<f64>() / n;
+        let var = tops.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+        (mean, var.sqrt())
     }
 
     /// The `top` classes nearest to one text embedding, by cosine after centring:

@@ -22,6 +22,47 @@ pub fn png(canvas: &HtmlCanvasElement, name: &str) -> Result<(), JsValue> {
     download(&canvas.to_data_url()?, name)
 }
 
+/// Gap between the panels of a two-panel PNG, in pixels.
+pub const PANEL_GAP: u32 = 12;
+/// Height of the caption strip under the panels of a two-panel PNG, in pixels.
+const CAPTION_HEIGHT: u32 = 20;
+
+/// Draws two canvases side by side on a new white canvas, `a` at x = 0 and `b` at
+/// x = a.width + [`PANEL_GAP`] (both at y = 0, 1:1 pixels), each caption centred under its
+/// panel: the PNG of a two-panel figure is the whole figure, not its first panel.
+///
+/// # Shapes
+/// `a [wa, ha]`, `b [wb, hb]` -> `[wa + gap + wb, max(ha, hb) + caption strip]`
+pub fn side_by_side(
+    a: &HtmlCanvasElement,
+    b: &HtmlCanvasElement,
+    captions: &[String; 2],
+) -> Result<HtmlCanvasElement, JsValue> {
+    let document = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or_else(|| JsValue::from_str("no document"))?;
+    let out: HtmlCanvasElement = document.create_element("canvas")?.dyn_into()?;
+    let (w, h) = (
+        a.width() + PANEL_GAP + b.width(),
+        a.height().max(b.height()) + CAPTION_HEIGHT,
+    );
+    out.set_width(w);
+    out.set_height(h);
+    let ctx = crate::draw::context(&out).ok_or_else(|| JsValue::from_str("no 2-D context"))?;
+    ctx.set_fill_style_str("#fff");
+    ctx.fill_rect(0.0, 0.0, f64::from(w), f64::from(h));
+    let xb = f64::from(a.width() + PANEL_GAP);
+    ctx.draw_image_with_html_canvas_element(a, 0.0, 0.0)?;
+    ctx.draw_image_with_html_canvas_element(b, xb, 0.0)?;
+    ctx.set_fill_style_str("#333");
+    ctx.set_font("12px sans-serif");
+    ctx.set_text_align("center");
+    let y = f64::from(h) - 6.0;
+    ctx.fill_text(&captions[0], f64::from(a.width()) / 2.0, y)?;
+    ctx.fill_text(&captions[1], xb + f64::from(b.width()) / 2.0, y)?;
+    Ok(out)
+}
+
 /// Downloads a JSON document.
 pub fn json(value: &serde_json::Value, name: &str) -> Result<(), JsValue> {
     let text =
@@ -50,13 +91,16 @@ fn text_file(text: &str, mime: &str, name: &str) -> Result<(), JsValue> {
 ///
 /// `canvas`: the figure's canvas; `vector`: builds the figure as SVG markup;
 /// `numbers`: builds the JSON of what it shows; `name`: file stem of the downloads (and
-/// the buttons' ids: `export-{name}-svg`, ...).
+/// the buttons' ids: `export-{name}-svg`, ...); `second`: for a two-panel figure, the
+/// right panel's canvas and both panels' captions (the PNG then holds both panels,
+/// [`side_by_side`]).
 #[component]
 pub fn ExportButtons(
     canvas: NodeRef<leptos::html::Canvas>,
     vector: Callback<(), String>,
     numbers: Callback<(), serde_json::Value>,
     name: &'static str,
+    #[prop(optional)] second: Option<(NodeRef<leptos::html::Canvas>, [String; 2])>,
 ) -> impl IntoView {
     let to_svg = move |_| {
         if let Err(e) = svg(&vector.run(()), &format!("{name}.svg")) {
@@ -64,9 +108,16 @@ pub fn ExportButtons(
         }
     };
     let to_png = move |_| {
-        if let Some(c) = canvas.get()
-            && let Err(e) = png(&c, &format!("{name}.png"))
-        {
+        let Some(c) = canvas.get() else { return };
+        let r = match &second {
+            Some((b, captions)) => match b.get() {
+                Some(b) => side_by_side(&c, &b, captions)
+                    .and_then(|both| png(&both, &format!("{name}.png"))),
+                None => Err(JsValue::from_str("the second panel is not in the page")),
+            },
+            None => png(&c, &format!("{name}.png")),
+        };
+        if let Err(e) = r {
             web_sys::console::error_1(&e);
         }
     };

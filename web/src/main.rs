@@ -15,9 +15,12 @@ mod backends;
 mod checkpoint_lab;
 mod checkpoint_results;
 mod class_vectors;
+mod container;
 mod draw;
 mod drop_zone;
 mod export;
+mod metrics_worker;
+mod numbers;
 mod pca;
 mod spectral_compute;
 mod spectral_figures;
@@ -26,6 +29,7 @@ mod svg;
 mod url_state;
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// Which lab is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,10 +51,17 @@ impl Lab {
 
 /// Wall-clock milliseconds from the page's performance timer (0 when unavailable), used
 /// to show how long a computation took.
+/// Read from the global scope, so it also works in the metrics worker (no window there).
 pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
+    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok();
+    perf.and_then(|p| {
+        let now: js_sys::Function = js_sys::Reflect::get(&p, &"now".into())
+            .ok()?
+            .dyn_into()
+            .ok()?;
+        now.call0(&p).ok()?.as_f64()
+    })
+    .unwrap_or(0.0)
 }
 
 /// Change test for memos of computed results: a recomputation always counts as a change
@@ -59,19 +70,50 @@ pub fn recomputed<T>(_: Option<&T>, _: Option<&T>) -> bool {
     true
 }
 
-/// The page: a tab bar and the selected lab.
+/// The page: a tab bar and the selected lab. A lab is built on its first visit and then
+/// only hidden when another tab is shown, so its controls, loaded files and results stay
+/// (and its keys stay in the URL, see [`url_state::update`]).
 #[component]
 fn App() -> impl IntoView {
-    let lab = RwSignal::new(match url_state::get("lab", String::new()).as_str() {
+    let first = match url_state::get("lab", String::new()).as_str() {
         "alignment" => Lab::Alignment,
         "checkpoint" => Lab::Checkpoint,
         _ => Lab::Spectral,
+    };
+    let lab = RwSignal::new(first);
+    let visited =
+        [Lab::Spectral, Lab::Alignment, Lab::Checkpoint].map(|l| RwSignal::new(l == first));
+    let index = |l: Lab| match l {
+        Lab::Spectral => 0,
+        Lab::Alignment => 1,
+        Lab::Checkpoint => 2,
+    };
+    Effect::new(move |_| {
+        let l = lab.get();
+        // Only the first visit builds the lab; setting `true` again would rebuild it.
+        if !visited[index(l)].get_untracked() {
+            visited[index(l)].set(true);
+        }
+        url_state::update(&[("lab", Some(l.key().to_string()))]);
     });
     let tab = move |l: Lab, title: &'static str| {
         view! {
             <button class="tab" id=format!("tab-{}", l.key()) class:active=move || lab.get() == l on:click=move |_| lab.set(l)>
                 {title}
             </button>
+        }
+    };
+    // One lab's panel: empty until first shown, then kept and only hidden.
+    let panel = move |l: Lab| {
+        let seen = visited[index(l)];
+        view! {
+            <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
+                {move || seen.get().then(|| match l {
+                    Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
+                    Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
+                    Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
+                })}
+            </div>
         }
     };
     view! {
@@ -89,16 +131,19 @@ fn App() -> impl IntoView {
             </nav>
         </header>
         <main>
-            {move || match lab.get() {
-                Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
-                Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
-                Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
-            }}
+            {panel(Lab::Spectral)}
+            {panel(Lab::Alignment)}
+            {panel(Lab::Checkpoint)}
         </main>
     }
 }
 
 fn main() {
+    // In the metrics worker (metrics_worker.rs) the module is loaded for its exported
+    // function only: there is no page to mount.
+    if web_sys::window().is_none() {
+        return;
+    }
     // A Rust panic would otherwise only reach the console as "unreachable executed":
     // log the message and show it in the page so a failure is never a silent freeze.
     std::panic::set_hook(Box::new(|info| {

@@ -11,13 +11,16 @@
 
 use crate::spectral_lab::{Lab, Settings};
 use prh_core::Result;
+use prh_core::linalg::{self, Matrix};
 use prh_core::pair_graph::{Views, observation_names};
+use prh_core::rng::{Stream, generator, standard_normal};
 use prh_core::spectrum::Spectrum;
+use prh_core::theorem::CrossModal;
 use prh_core::theorem::cross_modal_from;
 use prh_core::view_spectrum::{
     ViewAnalysis, analyse_views, compare_views_factored, state_spectrum,
 };
-use prh_core::world::{PresetSpec, World};
+use prh_core::world::{PresetSpec, World, grid_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -87,12 +90,91 @@ fn enable_simd() {
     }
 }
 
+/// A seeded random orthogonal `[d, d]` matrix: the orthogonal polar factor U V^T of a
+/// matrix G of standard normals (G = U S V^T), which is Haar-distributed. Stream `Init`
+/// of `prh_core::rng`, step = modality: the basis an encoder's initialisation and
+/// training would land in, different per modality and fixed by the world's seed.
+///
+/// # Shapes
+/// -> `[d, d]`
+pub fn random_basis(seed: u64, modality: u64, d: usize) -> Result<Matrix> {
+    let mut rng = generator(seed, Stream::Init, modality);
+    let g = Matrix::from_fn(d, d, |_, _| standard_normal(&mut rng));
+    let s = linalg::svd(g.as_ref())?;
+    Ok(&s.u * s.v.transpose())
+}
+
+/// Shows each modality in its own random basis: F_a -> F_a R_a, F_b -> F_b R_b. The
+/// eigensolver returns both modalities' F in the same basis (Q = I under good views), so
+/// without this the rotation card would have nothing to rotate; real encoders are only
+/// determined up to such a rotation (the theorem). The fitted rotation follows without a
+/// new fit: min over orthogonal Q of ||(F_a R_a Q - F_b R_b)||_w = ||(F_a Q_0 - F_b)||_w at
+/// Q = R_a^T Q_0 R_b (R_b is orthogonal), so Q' = R_a^T Q_0 R_b with the same residual.
+/// R_b's last column is negated when that makes det Q' = +1: a proper rotation, which
+/// the animation from I to Q' can reach continuously (both are random bases either way).
+///
+/// # Shapes
+/// `c.fa, c.fb [rows, d]`, `c.q [d, d]` -> the same shapes
+fn in_random_bases(mut c: CrossModal, seed: u64) -> Result<CrossModal> {
+    let d = c.q.nrows();
+    let ra = random_basis(seed, 0, d)?;
+    let mut rb = random_basis(seed, 1, d)?;
+    let mut q = ra.transpose() * &c.q * &rb;
+    if q.determinant() < 0.0 {
+        for i in 0..d {
+            rb[(i, d - 1)] = -rb[(i, d - 1)];
+            q[(i, d - 1)] = -q[(i, d - 1)];
+        }
+    }
+    c.fa = &c.fa * &ra;
+    c.fb = &c.fb * &rb;
+    c.q = q;
+    Ok(c)
+}
+
+/// The settings as computed for `world`, with a sentence for each change: d at most the
+/// number of eigenvectors in the window (observations n k of the smaller modality, less
+/// the trivial one when skipped), and, for the grid worlds, the state count the world
+/// has (n rounded to a product of three attribute sizes, `prh_core::world::grid_shape`).
+fn adjusted(s: &Settings, world: &World) -> (Settings, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut out = s.clone();
+    let states = world.n();
+    if states != s.n {
+        let [a, b, c] = grid_shape(s.n);
+        notes.push(format!(
+            "n = {} is rounded to {a} × {b} × {c} = {states} states: a {} world is every combination of three attributes.",
+            s.n,
+            s.preset.name()
+        ));
+    }
+    let (m, k) = world
+        .modalities
+        .iter()
+        .map(|m| (m.name.as_str(), m.q.len()))
+        .min_by_key(|&(_, k)| k)
+        .unwrap_or(("obs", 1));
+    let observations = states * k;
+    let available = observations - usize::from(s.skip_trivial);
+    if s.d > available {
+        out.d = available;
+        notes.push(format!(
+            "d = {} is more than the {available} eigenvectors available: {states} states × {k} nuisances = {observations} observations{}{}, so d = {available} is shown.",
+            s.d,
+            if world.modalities.len() > 1 { format!(" of {m}, the smaller modality") } else { String::new() },
+            if s.skip_trivial { ", less the trivial one" } else { "" },
+        ));
+    }
+    (out, notes)
+}
+
 /// Every figure's numbers for one [`Settings`], with the milliseconds they took.
 pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     enable_simd();
     let t0 = crate::now_ms();
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
+        let (s, notes) = &adjusted(s, &base.world);
         let views = Views::Mix { alpha: s.alpha };
         let mix = analyse_views(&base.world, 0, views, &base.states)?;
         let bounds = compare_views_factored(&base.states, &base.good, &mix, s.d, s.skip_trivial)?;
@@ -117,6 +199,7 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
                 s.skip_trivial,
             )?
         };
+        let cross = in_random_bases(cross, s.seed)?;
         Ok(Lab {
             settings: s.clone(),
             world: base.world.clone(),
@@ -127,6 +210,7 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
             bounds,
             cross,
             ms: 0.0,
+            notes: notes.clone(),
         })
     })()
     .map_err(|e| e.to_string())?;

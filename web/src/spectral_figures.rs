@@ -3,6 +3,7 @@
 
 use crate::draw::{self, BarMarks, Scatter};
 use crate::export::ExportButtons;
+use crate::numbers;
 use crate::spectral_lab::Lab;
 use crate::svg;
 use leptos::html::Canvas;
@@ -40,6 +41,14 @@ fn fiedler_order(lab: &Lab) -> Vec<usize> {
         });
     }
     order
+}
+
+/// Multiplicity of eigenvalue 1 in a decreasing spectrum of K: the number of connected
+/// components of the positive-pair graph (K = D^-1/2 Pi D^-1/2 is similar to the random
+/// walk D^-1 Pi, whose eigenvalue-1 space is spanned by the components' indicators).
+/// Counted within the tolerance the core uses to place sqrt(p) in that space.
+pub fn eigenvalue_one_multiplicity(values: &[f64]) -> usize {
+    values.iter().take_while(|&&v| v >= 1.0 - 1e-9).count()
 }
 
 /// The eigenvalue bars: top-d window dark, trivial pair grey, the gap dashed; a click picks
@@ -97,16 +106,32 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
         )
     };
     let data_values = serde_json::to_string(&values).unwrap_or_default();
+    let components = eigenvalue_one_multiplicity(&values);
     // One string of spans (numbers only, nothing to escape) and one click handler that
     // reads the span's index: at 400 observations, 400 separately built spans with their
     // own listeners were a visible part of redrawing after an alpha change.
-    let value_spans: String = values
-        .iter()
-        .enumerate()
-        .map(|(j, v)| {
-            format!(r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{v:.6}</span> "#)
-        })
-        .collect();
+    // Long spectra (up to 1,536 observations) are folded after LIST_HEAD values behind
+    // "show all", so the card stays readable; data-values always holds every value.
+    let show_all = RwSignal::new(false);
+    let vals = values.clone();
+    let value_spans = move || -> String {
+        let shown = if show_all.get() {
+            vals.len()
+        } else {
+            vals.len().min(numbers::LIST_HEAD)
+        };
+        vals[..shown]
+            .iter()
+            .enumerate()
+            .map(|(j, v)| {
+                format!(
+                    r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{}</span> "#,
+                    numbers::fixed(*v, 6)
+                )
+            })
+            .collect()
+    };
+    let folded = values.len() > numbers::LIST_HEAD;
     let on_value = move |ev: web_sys::MouseEvent| {
         let j = ev
             .target()
@@ -122,13 +147,26 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
             <h2>"Spectrum of K"<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" /></h2>
             <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
             <div class="status">{match gap {
-                Some(g) => format!("spectral gap after the top {}: {g:.6}{}", s.d, if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
+                Some(g) => format!("spectral gap after the top {}: {}{}", s.d, numbers::fixed(g, 6), if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
                 None => "no eigenvalue after the window: no gap".into(),
             }}</div>
+            {(components > 1).then(|| view! {
+                <p class="status warn" id="components-note" data-components=components.to_string()>{format!(
+                    "Eigenvalue 1 appears {components} times: the positive-pair graph has {components} connected components (groups of observations that no chain of positive pairs links). K has one eigenvalue-1 eigenvector per component, √p restricted to it; √p itself is their sum, and any orthonormal basis of that {components}-dimensional space is as valid as another. \"Skip trivial\" leaves out √p only: the other {} eigenvalue-1 vectors the solver returned are arbitrary mixtures of component indicators, and they say which component an observation is in, nothing finer. Pick a connected world (ring, grid, scenes) to see one eigenvalue 1.",
+                    components - 1
+                )}</p>
+            })}
             <div class="eigs" id="eigenvalues" data-values=data_values on:click=on_value inner_html=value_spans></div>
+            {folded.then(|| view! {
+                <button id="eigs-show-all" class="link" on:click=move |_| show_all.update(|a| *a = !*a)>
+                    {move || if show_all.get() { format!("show the first {} only", numbers::LIST_HEAD) } else { format!("show all {n} eigenvalues") }}
+                </button>
+            })}
             <p class="explain">
                 "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the
-                 \"trivial\" direction (grey) and says nothing about which state you are in. The next d
+                 \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1
+                 is repeated once per connected component of the positive-pair graph (a world whose
+                 clusters never pair with each other has one per cluster). The next d
                  eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the
                  gap after them (red dashed line) is positive, every optimal encoder equals F up to a
                  rotation — the theorem. Click a bar to colour the states by its eigenvector."
@@ -198,7 +236,21 @@ pub fn MatrixCard(lab: Arc<Lab>, which: &'static str, fiedler: RwSignal<bool>) -
     }
 }
 
-/// The selected eigenvector over the observations.
+/// Column j of the representation F = D^-1/2 U: f_j(x) = u_j(x) / sqrt(p(x)), the feature
+/// an optimal encoder assigns to observation x along eigenvector j (paper §2). The plain
+/// eigenvector u_j = sqrt(p) f_j also varies with how often each observation occurs (the
+/// nuisance's q(u) under good views), so only f_j is constant where the kernel cannot
+/// tell observations apart.
+///
+/// # Shapes
+/// `vectors [n, n]`, `p [n]` -> `[n]`
+pub fn feature_column(vectors: &Matrix, p: &[f64], j: usize) -> Vec<f64> {
+    (0..vectors.nrows())
+        .map(|i| vectors[(i, j)] / p[i].sqrt())
+        .collect()
+}
+
+/// The selected eigenvector as a feature of the observations: f_j = D^-1/2 u_j.
 #[component]
 pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
@@ -208,12 +260,7 @@ pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl
         let lab = lab.clone();
         move || {
             let j = selected.get().filter(|&j| j < n).unwrap_or(default);
-            (
-                j,
-                (0..n)
-                    .map(|i| lab.spectrum.vectors[(i, j)])
-                    .collect::<Vec<f64>>(),
-            )
+            (j, feature_column(&lab.spectrum.vectors, &lab.spectrum.p, j))
         }
     };
     // Scaled to the largest entry, so every eigenvector fills the [-1, 1] axis.
@@ -234,28 +281,38 @@ pub fn EigenvectorCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl
         svg::bars(440.0, 140.0, &scaled(v), &BarMarks::plain()).finish()
     });
     let col3 = column.clone();
+    let col5 = column.clone();
     let json = {
         let (col, lab) = (column.clone(), lab.clone());
         Callback::new(move |_| {
-            let (j, v) = col();
-            serde_json::json!({ "index": j, "eigenvalue": lab.spectrum.values[j], "names": lab.names, "vector": v })
+            let (j, f) = col();
+            let u: Vec<f64> = (0..n).map(|i| lab.spectrum.vectors[(i, j)]).collect();
+            serde_json::json!({ "index": j, "eigenvalue": lab.spectrum.values[j], "names": lab.names, "feature_f": f, "eigenvector_u": u })
         })
     };
     let names = lab.names.clone();
     let values = lab.spectrum.values.clone();
     view! {
         <div class="card">
-            <h2>{move || { let (j, _) = column(); format!("Eigenvector {j} (λ = {:.4})", values[j]) }}<ExportButtons canvas=canvas vector=vector numbers=json name="eigenvector" /></h2>
-            <canvas node_ref=canvas id="eigenvector-canvas" width="440" height="140"></canvas>
+            <h2>{move || { let (j, _) = column(); format!("Feature {j}: F = D^−1/2 u_{j} (λ = {})", numbers::fixed(values[j], 4)) }}<ExportButtons canvas=canvas vector=vector numbers=json name="eigenvector" /></h2>
+            <canvas node_ref=canvas id="eigenvector-canvas" width="440" height="140"
+                data-feature=move || serde_json::to_string(&col5().1).unwrap_or_default()></canvas>
             {move || (n <= NUMBERS_UP_TO).then(|| {
                 let (_, v) = col3();
-                view! { <div class="scroll"><table class="nums">{names.iter().zip(v).map(|(name, x)| view! { <tr><th style="text-align:left">{name.clone()}</th><td>{format!("{x:+.4}")}</td></tr> }).collect_view()}</table></div> }
+                view! { <div class="scroll"><table class="nums" id="feature-table">
+                    <tr><th style="text-align:left">"observation"</th><th>"f(x) = u(x)/√p(x)"</th></tr>
+                    {names.iter().zip(v).map(|(name, x)| view! { <tr><th style="text-align:left">{name.clone()}</th><td>{numbers::signed(x, 4)}</td></tr> }).collect_view()}
+                </table></div> }
             })}
             <p class="explain">
-                "One bar per observation (state|nuisance), scaled to its largest entry. Observations with
-                 the same sign and size are ones the kernel cannot tell apart along this direction. Under
-                 good views the top eigenvectors are constant across the nuisances of a state; under bad
-                 views some top eigenvectors vary with the nuisance — the representation then encodes it."
+                "What is plotted: the column of the optimal representation F = D^−1/2 U for this
+                 eigenvector, f(x) = u(x)/√p(x) — the value an optimal encoder gives observation x
+                 (state|nuisance) along this direction — one bar per observation, scaled to its largest
+                 entry (the table gives the unscaled values). The eigenvector u itself is √p times this
+                 and also varies with how often each observation occurs. Observations with equal bars are
+                 ones the kernel cannot tell apart along this direction. Under good views the top
+                 features are constant across the nuisances of a state; under bad views some top
+                 features vary with the nuisance — the representation then encodes it."
             </p>
         </div>
     }
@@ -284,13 +341,60 @@ fn plane(m: &Matrix) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Modality A's and B's optimal representations side by side, A rotated by Q(t).
+/// Half-width of a scatter view box that holds the first two coordinates of every row of
+/// `fa Q(t)` for every t and every row of `fb`: an orthogonal Q(t) keeps each row's norm,
+/// and two coordinates of a row are at most its norm, so max_r ||row_r|| (with the 10 %
+/// margin of [`draw::fit_extent`]) covers the whole animation.
+///
+/// # Shapes
+/// `fa [rows, d]`, `fb [rows, d]`
+pub fn rotation_extent(fa: &Matrix, fb: &Matrix) -> f64 {
+    // Each row's norm as a point on the x axis, so fit_extent applies its margin to it.
+    let norms = |m: &Matrix| -> Vec<(f64, f64)> {
+        (0..m.nrows()).map(|i| (m.row(i).norm_l2(), 0.0)).collect()
+    };
+    draw::fit_extent(&norms(fa)).max(draw::fit_extent(&norms(fb)))
+}
+
+/// Step of the play button's animation per frame (t runs 0 -> 1 -> 0 in 4 s at 50 ms).
+const PLAY_STEP: f64 = 0.025;
+/// Milliseconds between animation frames.
+const PLAY_FRAME_MS: u64 = 50;
+
+/// Modality A's and B's optimal representations side by side, each in its own random
+/// basis, A rotated by Q(t); `playing` animates t back and forth.
 #[component]
 pub fn RotationCard(
     lab: Arc<Lab>,
     rot: RwSignal<f64>,
     selected: RwSignal<Option<usize>>,
+    playing: RwSignal<bool>,
 ) -> impl IntoView {
+    // The animation: while playing, t moves by PLAY_STEP per frame and turns at 0 and 1.
+    // The interval belongs to this card and is cleared with it (a recomputed lab builds a
+    // new card, which restarts it if still playing).
+    let direction = StoredValue::new(1.0_f64);
+    Effect::new(move |_| {
+        if !playing.get() {
+            return;
+        }
+        let handle = set_interval_with_handle(
+            move || {
+                let mut t = rot.get_untracked() + direction.get_value() * PLAY_STEP;
+                if !(0.0..=1.0).contains(&t) {
+                    direction.update_value(|d| *d = -*d);
+                    t = t.clamp(0.0, 1.0);
+                }
+                rot.set(t);
+            },
+            std::time::Duration::from_millis(PLAY_FRAME_MS),
+        )
+        .ok();
+        // Runs when `playing` changes (the effect re-runs) or the card goes away.
+        if let Some(h) = handle {
+            on_cleanup(move || h.clear());
+        }
+    });
     let (ca, cb) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
     let cross = &lab.cross;
     let b_mod = if lab.world.modalities.len() > 1 { 1 } else { 0 };
@@ -299,7 +403,7 @@ pub fn RotationCard(
         lab.world.modalities[b_mod].q.len(),
     );
     let pts_b = Arc::new(plane(&cross.fb));
-    let extent = draw::fit_extent(&pts_b).max(draw::fit_extent(&plane(&cross.fa)));
+    let extent = rotation_extent(&cross.fa, &cross.fb);
     // Both clouds at rotation t, each pair row coloured.
     let lab2 = lab.clone();
     let frame = move |t: f64, sel: Option<usize>| -> (Vec<(f64, f64)>, Vec<String>) {
@@ -343,18 +447,28 @@ pub fn RotationCard(
         }
     });
     let check = cross.check.clone();
+    let q_distance = {
+        let d = cross.q.nrows();
+        (0..d)
+            .flat_map(|i| (0..d).map(move |j| (i, j)))
+            .map(|(i, j)| (cross.q[(i, j)] - if i == j { 1.0 } else { 0.0 }).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
     let json = {
         let lab = lab.clone();
         Callback::new(move |_| {
             let c = &lab.cross;
-            serde_json::json!({ "check": c.check, "q": rows(&c.q), "fa": rows(&c.fa), "fb": rows(&c.fb), "states": c.states, "weights": c.weights, "t": rot.get_untracked() })
+            let t = rot.get_untracked();
+            let a_t = &c.fa * &partial_rotation(&c.q, t);
+            serde_json::json!({ "check": c.check, "q": rows(&c.q), "fa": rows(&c.fa), "fb": rows(&c.fb), "fa_rotated_t": rows(&a_t), "d": c.q.nrows(), "extent": extent, "states": c.states, "weights": c.weights, "t": t })
         })
     };
     let (ma, mb) = (
         lab.world.modalities[0].name.clone(),
         lab.world.modalities[b_mod].name.clone(),
     );
-    let caption_a = format!("A: {ma}, good views, rotated by Q(t)");
+    let caption_a = format!("A: {ma}, good views, turned by Q(t)");
     let caption_b = format!("B: {mb}, {}", check.views[1]);
     let vector = {
         let (ca_, cb_) = (caption_a.clone(), caption_b.clone());
@@ -378,21 +492,26 @@ pub fn RotationCard(
     };
     view! {
         <div class="card">
-            <h2>"Two modalities, one rotation"<ExportButtons canvas=ca vector=vector numbers=json name="representations" /></h2>
+            <h2>"Two modalities, one rotation"<ExportButtons canvas=ca vector=vector numbers=json name="representations" second=(cb, [caption_a.clone(), caption_b.clone()]) /></h2>
             <div class="pair">
                 <figure><canvas node_ref=ca id="rep-a" width="220" height="220"></canvas><figcaption>{caption_a}</figcaption></figure>
                 <figure><canvas node_ref=cb id="rep-b" width="220" height="220"></canvas><figcaption>{caption_b}</figcaption></figure>
             </div>
-            <label class="status">"rotate A onto B: t = "{move || format!("{:.2}", rot.get())}" "
+            <label class="status">"rotate A onto B: t = "<span id="rot-t" data-t=move || rot.get().to_string()>{move || format!("{:.2}", rot.get())}</span>" "
                 <input type="range" id="ctl-rot" min="0" max="1" step="0.01" prop:value=move || rot.get().to_string()
-                    on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { rot.set(v.clamp(0.0, 1.0)); } } />
+                    on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { playing.set(false); rot.set(v.clamp(0.0, 1.0)); } } />
+                <button id="rot-play" on:click=move |_| playing.update(|p| *p = !*p)>{move || if playing.get() { "⏸ pause" } else { "▶ play" }}</button>
             </label>
+            <div class="status" id="rotation-q" data-q-distance=q_distance.to_string()>{format!(
+                "‖Q − I‖ = {} (Frobenius): the rotation the animation applies",
+                numbers::fixed(q_distance, 3)
+            )}</div>
             <div class="status" id="rotation-residual">{format!(
                 "Procrustes residual after the full rotation: {:.3e} (relative {:.3e}); gaps after the window: A {}, B {}",
                 check.residual, check.relative_residual, fmt_opt(check.gaps[0]), fmt_opt(check.gaps[1])
             )}</div>
             <p class="explain">{format!(
-                "Each dot is one pair (state, nuisance of A, nuisance of B), placed at the first two coordinates of its optimal {}-dimensional representation in each modality ({ka} and {kb} nuisances). Slide t to 1: A turns by one orthogonal Q. With good views on both sides the clouds then coincide (residual at round-off): the same representation up to a rotation. Slide α up: bad views add the nuisance directions with eigenvalues α λ, and once they climb into B's top d, B encodes its nuisance, which no rotation can undo.",
+                "Each dot is one pair (state, nuisance of A, nuisance of B), placed at the first two coordinates of its optimal {}-dimensional representation in each modality ({ka} and {kb} nuisances). The theorem fixes each representation only up to a rotation, and one eigensolver would hand both modalities the same basis; so, as two separately trained encoders would, each modality is shown in its own random orthogonal basis (seeded by the world's seed: F_A R_A and F_B R_B). Press play, or slide t to 1: A turns by the fitted orthogonal Q (Q(t) goes from I to Q through rotations; the view box holds every t). With good views on both sides the clouds then coincide (residual at round-off): the same representation up to a rotation. Slide α up: bad views add the nuisance directions with eigenvalues α λ, and once they climb into B's top d, B encodes its nuisance, which no rotation can undo.",
                 lab.settings.d
             )}</p>
         </div>
@@ -400,7 +519,7 @@ pub fn RotationCard(
 }
 
 fn fmt_opt(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |v| format!("{v:.4}"))
+    x.map_or("n/a".into(), |v| numbers::fixed(v, 4))
 }
 
 /// Measured sin-theta next to the Davis–Kahan and Yu–Wang–Samworth bounds.
@@ -434,7 +553,7 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
                     ctx.fill_rect(130.0, y + row * 0.2, (w - 200.0) * v / top, row * 0.6);
                     ctx.set_fill_style_str("#333");
                     let _ = ctx.fill_text(
-                        &format!("{v:.4}"),
+                        &numbers::fixed(*v, 4),
                         134.0 + (w - 200.0) * v / top,
                         y + row * 0.65,
                     );
@@ -445,13 +564,26 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
             }
         }
     });
-    let holds = |bound: Option<f64>, measured: f64| match bound {
+    // The largest sin Θ can be: 1 in the operator norm, sqrt(d) in the Frobenius norm
+    // (d angles, each sine <= 1). A bound at or above it holds whatever happened: it is
+    // vacuous, and a green "holds" would suggest it told us something.
+    let holds = |bound: Option<f64>, measured: f64, ceiling: f64, norm: &str| match bound {
+        Some(x) if x >= ceiling => {
+            let why = format!(
+                "holds, vacuous: the bound is ≥ {} and {norm} sin Θ ≤ {} always",
+                numbers::fixed(ceiling, 2),
+                numbers::fixed(ceiling, 2)
+            );
+            view! { <span class="bound-vacuous" data-ceiling=ceiling.to_string()>{why}</span> }
+                .into_any()
+        }
         Some(x) if measured <= x + 1e-12 => {
             view! { <span class="bound-ok">"holds"</span> }.into_any()
         }
         Some(_) => view! { <span class="bound-bad">"violated"</span> }.into_any(),
         None => view! { <span>"not applicable: the gap is not positive"</span> }.into_any(),
     };
+    let fro_ceiling = (b.d as f64).sqrt();
     let vector = Callback::new(move |_| svg::labelled_bars(440.0, 120.0, &bars).finish());
     let json_b = serde_json::to_value(&b).unwrap_or_default();
     let json = Callback::new(move |_| json_b.clone());
@@ -460,11 +592,11 @@ pub fn BoundCard(lab: Arc<Lab>) -> impl IntoView {
             <h2>"Misalignment and its bound"<ExportButtons canvas=canvas vector=vector numbers=json name="bounds" /></h2>
             <canvas node_ref=canvas id="bounds-canvas" width="440" height="120"></canvas>
             <table class="metrics" id="bounds-table">
-                <tr><td>"sin Θ, operator norm"</td><td id="sin-theta-op">{format!("{:.6}", b.sin_theta_op)}</td><td></td></tr>
-                <tr><td>"Davis–Kahan ||(K₂−K₁)U₁|| / δ"</td><td id="dk-bound">{fmt_opt(b.davis_kahan_bound)}</td><td>{holds(b.davis_kahan_bound, b.sin_theta_op)}</td></tr>
-                <tr><td>"sin Θ, Frobenius"</td><td>{format!("{:.6}", b.sin_theta_fro)}</td><td></td></tr>
-                <tr><td>"Yu–Wang–Samworth"</td><td>{fmt_opt(b.yws_bound)}</td><td>{holds(b.yws_bound, b.sin_theta_fro)}</td></tr>
-                <tr><td>"||K₂ − K₁|| (op), gap δ"</td><td>{format!("{:.4}, {:.4}", b.e_op, b.davis_kahan_gap)}</td><td></td></tr>
+                <tr><td>"sin Θ, operator norm"</td><td id="sin-theta-op">{numbers::fixed(b.sin_theta_op, 6)}</td><td></td></tr>
+                <tr><td>"Davis–Kahan ||(K₂−K₁)U₁|| / δ"</td><td id="dk-bound" data-value=b.davis_kahan_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.davis_kahan_bound)}</td><td id="dk-verdict">{holds(b.davis_kahan_bound, b.sin_theta_op, 1.0, "operator-norm")}</td></tr>
+                <tr><td>"sin Θ, Frobenius"</td><td>{numbers::fixed(b.sin_theta_fro, 6)}</td><td></td></tr>
+                <tr><td>"Yu–Wang–Samworth"</td><td id="yws-bound" data-value=b.yws_bound.map(|v| v.to_string()).unwrap_or_default()>{fmt_opt(b.yws_bound)}</td><td id="yws-verdict">{holds(b.yws_bound, b.sin_theta_fro, fro_ceiling, "Frobenius")}</td></tr>
+                <tr><td>"||K₂ − K₁|| (op), gap δ"</td><td>{format!("{}, {}", numbers::fixed(b.e_op, 4), numbers::fixed(b.davis_kahan_gap, 4))}</td><td></td></tr>
             </table>
             <p class="explain">
                 "How far the good-view representation (K₁) moves when a share α of the positive pairs are

@@ -226,7 +226,7 @@ pub fn labelled_bars(w: f64, h: f64, rows: &[(&str, Option<f64>, &str)]) -> Svg 
                     (134.0 + len, y + row * 0.65),
                     11.0,
                     "#333",
-                    &format!("{v:.4}"),
+                    &crate::numbers::fixed(*v, 4),
                 );
             }
             None => svg.text((134.0, y + row * 0.65), 11.0, "#333", "n/a (no gap)"),

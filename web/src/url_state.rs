@@ -1,5 +1,6 @@
 //! The playground's state lives in the URL query string, so a link reproduces exactly what
-//! one sees (`?lab=spectral&preset=clusters&n=12&seed=1&alpha=0.3&d=3&ev=1&rot=0.5`).
+//! one sees (`?lab=spectral&preset=ring&n=12&seed=1&alpha=0.3&d=3&ev=1&rot=0.5`), for
+//! every lab at once ([`update`]).
 
 use std::str::FromStr;
 use web_sys::UrlSearchParams;
@@ -19,17 +20,24 @@ pub fn get<T: FromStr>(key: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
-/// Replaces the query string with `pairs` (without adding a history entry, so sliding a
-/// control does not flood the back button).
-pub fn set(pairs: &[(&str, String)]) {
+/// Updates the query string: each `(key, Some(value))` sets `key`, each `(key, None)`
+/// removes it, and every other key stays. The labs stay mounted when another tab is
+/// shown, and their keys do not collide (spectral: preset, n, seed, alpha, d, skip, rot,
+/// fiedler, ev; alignment: k, data; checkpoint: backend, model, texts, centre), so one
+/// link holds all three labs' state and `lab` says which is shown. No history entry is
+/// added, so sliding a control does not flood the back button.
+pub fn update(pairs: &[(&str, Option<String>)]) {
     let Some(window) = web_sys::window() else {
         return;
     };
-    let Ok(p) = UrlSearchParams::new() else {
+    let Some(p) = params().or_else(|| UrlSearchParams::new().ok()) else {
         return;
     };
     for (k, v) in pairs {
-        p.append(k, v);
+        match v {
+            Some(v) => p.set(k, v),
+            None => p.delete(k),
+        }
     }
     let query: String = p.to_string().into();
     let path = window.location().pathname().unwrap_or_default();
