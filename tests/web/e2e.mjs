@@ -233,16 +233,24 @@ async function alignment(page, url, dir) {
   await page.waitForSelector("#metric-mutual_knn", { timeout: 60000 });
   check((await page.$("#error-a")) === null, "alignment: the error goes away once a good file is loaded");
   const ref = native(["metrics", fa, fb, "--json"]);
-  for (const key of ["mutual_knn", "cycle_knn", "lcs_knn", "cka", "unbiased_cka", "cknna"]) {
+  for (const key of ["mutual_knn", "cycle_knn", "lcs_knn", "cka", "cka_rbf", "unbiased_cka", "cknna", "svcca", "edit_distance_knn"]) {
     const shown = Number(await page.$eval(`#metric-${key}`, (e) => e.dataset.value));
     const printed = Number(await page.$eval(`#metric-${key}`, (e) => e.textContent));
     check(Math.abs(shown - ref[key]) < TOL && Math.abs(printed - ref[key]) <= 5e-7, `alignment: ${key} page ${shown} = CLI ${ref[key]}`);
+    // The calibrated score and p-value beside the raw one, from the same seeded null.
+    const p = Number(await page.$eval(`#p-${key}`, (e) => e.dataset.value));
+    const cal = Number(await page.$eval(`#calibrated-${key}`, (e) => e.dataset.value));
+    check(Math.abs(p - ref.null[key].p_value) < TOL && Math.abs(cal - ref.null[key].calibrated) < TOL, `alignment: ${key} null p ${p} = CLI ${ref.null[key].p_value}, calibrated ${cal} = CLI ${ref.null[key].calibrated}`);
   }
+  check((await page.$("#metric-warnings")) === null, "alignment: healthy inputs show no warning");
   // SVG export of the PCA pair (one dot per sample per side) and the 12 x 9 rotation.
   await checkSvg(page, dir, "pca", { "circle.pt": 2 * n });
   await checkSvg(page, dir, "rotation", { "rect.cell": da * db });
   await checkSvg(page, dir, "mutual_knn_per_point", { "rect.bar": 11 });
   // Brushing: the whole scatter selects every sample, and their mean is the table's score.
+  // The scatter must be on screen for the mouse to reach it (the metrics table above it
+  // is wide).
+  await page.$eval("#scatter-a", (e) => e.scrollIntoView({ block: "center" }));
   const box = await (await page.$("#scatter-a")).boundingBox();
   const drag = async (x0, y0, x1, y1) => {
     await page.mouse.move(box.x + x0, box.y + y0);
@@ -285,6 +293,27 @@ async function alignment(page, url, dir) {
     const shown = Number(await page.$eval(`#metric-${key}`, (e) => e.dataset.value));
     check(Math.abs(shown - refM[key]) < TOL && nM.includes("N = 1000"), `multilingual demo: en vs de ${key} page ${shown} = CLI ${refM[key]} (${nM.trim()})`);
   }
+  // Issue 25.1: a collapsed (all-zero) A is flagged in the metrics card, and retrieval
+  // through the rotation scores chance, not R@1 = 1 (ties at their expectation).
+  const fz = join(dir, "zero_a.npy");
+  writeFileSync(fz, npy(n, da, new Array(n * da).fill(0)));
+  // A fresh name for B: the input still holds emb_b.npy, and the same file again fires
+  // no change event.
+  const fb2 = join(dir, "emb_b_again.npy");
+  writeFileSync(fb2, npy(n, db, b));
+  await (await page.$("#file-a")).uploadFile(fz);
+  await (await page.$("#file-b")).uploadFile(fb2);
+  await page.waitForFunction(() => document.querySelector("#metric-warnings") || document.querySelector("#error-analysis"), { timeout: 60000 });
+  const err = await page.$("#error-analysis");
+  if (err) throw new Error(`collapsed A: ${await page.$eval("#error-analysis", (e) => e.textContent)}`);
+  const warn = await page.$eval("#metric-warnings", (e) => e.textContent);
+  check(warn.includes("all 80 rows are zero") && warn.includes("10-NN lists have exact ties"), `alignment: a collapsed A is flagged: "${warn.trim().slice(0, 160)}"`);
+  // Small inputs are fitted at once; wide ones wait for the button.
+  if (await page.$("#fit-rotation")) await page.click("#fit-rotation");
+  await page.waitForSelector("#retrieval-warnings", { timeout: 60000 });
+  const r1 = await page.$eval("#retrieval-table", (e) => e.querySelectorAll("tr")[1].querySelectorAll("td")[1].textContent);
+  const rw = await page.$eval("#retrieval-warnings", (e) => e.textContent);
+  check(Number(r1) < 0.2 && rw.includes("random tie-break"), `alignment: all-zero A retrieves at chance (A → B R@1 ${r1}), with "${rw.trim().slice(0, 120)}"`);
 }
 
 async function embedWith(page, backend) {

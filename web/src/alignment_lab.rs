@@ -496,7 +496,55 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
             num(r, "cknna"),
             "CKA restricted to mutual k-NN pairs",
         ),
+        (
+            "svcca",
+            num(r, "svcca"),
+            "mean canonical correlation of the top 10 SVD directions of each side",
+        ),
+        (
+            "edit_distance_knn",
+            num(r, "edit_distance_knn"),
+            "1 - edit distance of the ordered neighbour lists / k",
+        ),
     ];
+    // Each metric's permutation null (`null` in the CLI's JSON), and the report's warnings
+    // about degenerate inputs and tied neighbour lists.
+    let nulls = r.get("null").cloned().unwrap_or(serde_json::Value::Null);
+    let null_cells = move |name: &str| {
+        let s = &nulls[name];
+        let cell = |key: &str, id: &str| {
+            let v = s[key].as_f64();
+            view! { <td id=format!("{id}-{name}") data-value=v.map(|x| x.to_string()).unwrap_or_default()>{v.map_or_else(|| "—".to_string(), fmt)}</td> }
+        };
+        let spread = match (s["mean"].as_f64(), s["std"].as_f64()) {
+            (Some(m), Some(sd)) => format!("{} ± {}", fmt(m), fmt(sd)),
+            _ => "—".into(),
+        };
+        view! { <td>{spread}</td>{cell("p_value", "p")}{cell("calibrated", "calibrated")} }
+    };
+    let null_note = {
+        let nul = &r["null"];
+        match nul["shuffles"].as_u64() {
+            Some(b) => format!(
+                "Null: {b} shuffles of B's rows{}; p = (1 + #{{null ≥ score}}) / (1 + shuffles); calibrated = (score − null mean) / (perfect − null mean): 0 at chance, 1 perfect. {}",
+                if nul["max_over_layer_pairs"].as_bool() == Some(true) {
+                    ", each the max over all layer pairs"
+                } else {
+                    ""
+                },
+                nul["kernel_note"].as_str().unwrap_or("")
+            ),
+            None => String::new(),
+        }
+    };
+    let warnings: Vec<String> = r["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
     let report_json = r.clone();
     let hist_canvas = NodeRef::<leptos::html::Canvas>::new();
     let per_point_json = {
@@ -510,13 +558,19 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
             <div class="card">
                 <h2>"Alignment metrics "<span class="status" id="align-ms">{format!("(computed in this browser: metrics {:.0} ms, PCA {:.0} ms)", an.ms[0], an.ms[1])}</span></h2>
                 <table class="metrics" id="metrics-table">
-                    <tr><th>"metric"</th><th>"value"</th><th>"meaning"</th></tr>
+                    <tr><th>"metric"</th><th>"value"</th><th>"null mean ± std"</th><th>"p"</th><th>"calibrated"</th><th>"meaning"</th></tr>
                     {rows.into_iter().map(|(name, v, what)| view! {
-                        <tr><td>{name}</td><td id=format!("metric-{name}") data-value=v.to_string()>{fmt(v)}</td><td class="explain" style="text-align:left">{what}</td></tr>
+                        <tr><td>{name}</td><td id=format!("metric-{name}") data-value=v.to_string()>{fmt(v)}</td>{null_cells(name)}<td class="explain" style="text-align:left">{what}</td></tr>
                     }).collect_view()}
                     <tr><td>"null mutual_knn"</td><td id="metric-null">{null}</td><td class="explain" style="text-align:left">"mean ± std over shuffled pairings: the chance level (about k/N)"</td></tr>
                 </table>
                 <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", n, k)}</p>
+                <p class="explain" id="null-note">{null_note}</p>
+                {(!warnings.is_empty()).then(|| view! {
+                    <ul class="warnings" id="metric-warnings">
+                        {warnings.iter().map(|w| view! { <li class="error">{format!("warning: {w}")}</li> }).collect_view()}
+                    </ul>
+                })}
                 <button on:click=move |_| { let _ = crate::export::json(&report_json, "metrics.json"); }>"JSON"</button>
             </div>
             <ScatterCard an=an.clone() hovered=hovered />
@@ -849,7 +903,8 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
     let line = |name: &str, s: &prh_core::retrieval::RetrievalScores| {
         view! { <tr><td>{name.to_string()}</td><td>{fmt(s.r1)}</td><td>{fmt(s.r5)}</td><td>{fmt(s.r10)}</td><td>{format!("{:.1}", s.mean_rank)}</td></tr> }
     };
-    let json_al = serde_json::json!({ "q_rows": rows, "q_cols": cols, "q": data, "a_to_b": al.a_to_b, "b_to_a": al.b_to_a, "chance": al.chance, "n_fit": al.n_fit, "n_test": al.n_test });
+    let json_al = serde_json::json!({ "q_rows": rows, "q_cols": cols, "q": data, "a_to_b": al.a_to_b, "b_to_a": al.b_to_a, "chance": al.chance, "n_fit": al.n_fit, "n_test": al.n_test, "ties": prh_core::retrieval::TIE_RULE, "warnings": al.warnings });
+    let warnings = al.warnings.clone();
     let json = Callback::new(move |_| json_al.clone());
     view! {
         <div class="card">
@@ -865,6 +920,12 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
                 "The orthogonal Q minimising ||A Q − B|| (shown {rows}×{cols}, red > 0 > blue), fitted on the first {} pairs; retrieval ranks the {} held-out samples through it. The theorem says good-view encoders differ by exactly such a rotation.",
                 al.n_fit, al.n_test
             )}</p>
+            <p class="explain">"Ties are ranked as a random tie-break would rank them, in expectation, so a collapsed embedding scores chance, never a perfect R@1."</p>
+            {(!warnings.is_empty()).then(|| view! {
+                <ul class="warnings" id="retrieval-warnings">
+                    {warnings.iter().map(|w| view! { <li class="error">{format!("warning: {w}")}</li> }).collect_view()}
+                </ul>
+            })}
         </div>
     }
 }
