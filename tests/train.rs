@@ -146,17 +146,21 @@ fn run_folder_embed_and_export_agree() {
         assert!(run.join(f).exists(), "run folder lacks {f}");
     }
     // The run embedded the first text of each group (no eval split: training groups).
+    let embed = |out: &Path| {
+        check(
+            &bin()
+                .args(["embed", "--run"])
+                .arg(&run)
+                .arg("--texts")
+                .arg(&corpus)
+                .arg("--out")
+                .arg(out)
+                .output()
+                .unwrap(),
+        )
+    };
     let emb = tmp.path().join("emb.npy");
-    let out = bin()
-        .args(["embed", "--run"])
-        .arg(&run)
-        .arg("--texts")
-        .arg(&corpus)
-        .arg("--out")
-        .arg(&emb)
-        .output()
-        .unwrap();
-    check(&out);
+    embed(&emb);
     let (shape, z) = read_npy(&emb);
     let (shape_run, z_run) = read_npy(&run.join("embeddings.npy"));
     assert_eq!(shape, vec![40, 64]);
@@ -167,19 +171,10 @@ fn run_folder_embed_and_export_agree() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f32::max);
     assert!(diff < 1e-5, "embed differs from the run's export by {diff}");
-    // The Embedding Projector's pair: vectors.tsv (read back as the same numbers, exactly:
-    // the shortest decimals that read back as the same f32) and metadata.tsv with the texts in order.
+    // The Embedding Projector's pair: vectors.tsv (the shortest decimals that read back as
+    // the same f32) and metadata.tsv with the texts in order.
     let vectors = tmp.path().join("vectors.tsv");
-    let out = bin()
-        .args(["embed", "--run"])
-        .arg(&run)
-        .arg("--texts")
-        .arg(&corpus)
-        .arg("--out")
-        .arg(&vectors)
-        .output()
-        .unwrap();
-    check(&out);
+    embed(&vectors);
     let f = prh_core::features::load(&vectors, None).unwrap();
     assert_eq!((f.n, f.d), (40, 64));
     assert!(f.data.iter().zip(&z).all(|(a, &b)| *a as f32 == b));
