@@ -74,8 +74,8 @@ pub fn DropZone(
             on:drop=on_drop
         >
             <b>{format!("Set {label}")}</b>
-            " — drop a .npy / .npz / .safetensors file [N, D] here, or "
-            <input type="file" id=id accept=".npy,.npz,.safetensors" on:change=on_pick />
+            " — drop a .npy / .npz / .safetensors file [N, D] or an Embedding Projector vectors.tsv here, or "
+            <input type="file" id=id accept=".npy,.npz,.safetensors,.tsv" on:change=on_pick />
         </div>
     }
 }
