@@ -23,7 +23,8 @@
 //      whose shown mean equals the mean of the exported per-point scores.
 //   7. WebGPU: a second browser with --enable-unsafe-webgpu (SwiftShader adapter) embeds
 //      on WebGPU; its embeddings equal the CPU backend's to 1e-4 (absolute; f32 kernels
-//      on both sides, different summation orders).
+//      on both sides, different summation orders); "auto" measures both once and keeps
+//      the faster (the CPU, on SwiftShader).
 //   8. tests/web/correctness.mjs: the playground fixes of issue 25 (connected default
 //      world, plotted features F, a visible rotation, two-panel PNGs, no stale results,
 //      plain messages, measured alignment and chance levels, labs that keep their state
@@ -510,8 +511,18 @@ async function webgpu(url, dir) {
     const cpu = await embedWith(page, "cpu");
     const err = Math.max(...gpu.rows.map((v, i) => Math.abs(v - cpu.rows[i])));
     check(cpu.backend === "CPU" && gpu.rows.length === cpu.rows.length && err < 1e-4, `webgpu: max |embedding(WebGPU) - embedding(CPU)| = ${err.toExponential(2)} < 1e-4 over ${gpu.rows.length} values`);
+    // Issue 25.9: "auto" measures both once and keeps the faster. SwiftShader (a CPU
+    // WebGPU adapter) is far slower than the CPU backend, so here it must pick the CPU,
+    // state both timings, and keep that choice without measuring again.
     const auto = await embedWith(page, "auto");
-    check(auto.backend === "WebGPU", `webgpu: "auto" picks WebGPU when an adapter exists (${auto.backend})`);
+    const autoNote = await page.$eval("#backend-note", (e) => e.textContent);
+    const m = autoNote.match(/WebGPU (\d+) ms \(warm\) vs CPU (\d+) ms/);
+    const faster = m && (Number(m[1]) < Number(m[2]) ? "WebGPU" : "CPU");
+    check(m && auto.backend === faster, `webgpu: "auto" measured both and chose the faster, ${auto.backend} ("${autoNote.slice(0, 140)}")`);
+    check(!/SwiftShader/i.test(autoNote) || auto.backend === "CPU", `webgpu: on a SwiftShader adapter "auto" runs on the CPU (${auto.backend})`);
+    const again = await embedWith(page, "auto");
+    const againNote = await page.$eval("#backend-note", (e) => e.textContent);
+    check(again.backend === auto.backend && againNote.includes("measured once on this page"), `webgpu: the choice is kept ("${againNote.slice(0, 100)}")`);
   } finally {
     await browser.close();
     check(errors.length === 0, `webgpu: no errors in the page${errors.length ? ": " + errors.join(" | ") : ""}`);
