@@ -6,7 +6,34 @@
 //! shuffle, so that the reported max is compared with the max of unrelated pairs.
 
 use crate::{Error, Result};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+
+/// The shufflings of every permutation null in prh, one sequence so that nulls computed
+/// in different places agree: ChaCha8 seeded with `seed`, shuffle t (1-based) is t
+/// successive Fisher-Yates shuffles of the identity on 0..n. Calls `score(perm)` once per
+/// shuffle, with row i of the shuffled side being row perm[i] of the original, and
+/// returns the scores in order.
+///
+/// # Shapes
+/// `n` rows, `shuffles` draws -> `[shuffles]` scores
+pub fn shuffled_scores<T>(
+    n: usize,
+    shuffles: usize,
+    seed: u64,
+    mut score: impl FnMut(&[usize]) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut perm: Vec<usize> = (0..n).collect();
+    (0..shuffles)
+        .map(|_| {
+            perm.shuffle(&mut rng);
+            score(&perm)
+        })
+        .collect()
+}
 
 /// A permutation null of one metric and the raw score set against it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -67,8 +94,7 @@ impl NullStats {
 pub struct MetricNulls {
     /// Shuffles drawn.
     pub shuffles: usize,
-    /// Seed of the shuffles (ChaCha8; shuffle t applies t successive Fisher-Yates
-    /// shuffles to the identity, as `mutual_knn_null` always has).
+    /// Seed of the shuffles (the sequence of [`shuffled_scores`]).
     pub seed: u64,
     /// True when each null score is the max over all L_A x L_B layer pairs under one
     /// shuffle: the null of the reported max, not of one pair.

@@ -3,7 +3,7 @@
 //! fixed k is a shrinking share of a growing neighbourhood). Nested random subsets of the
 //! paired rows, each measured as `prh-native metrics` would measure that subset alone.
 
-use crate::calibration::NullStats;
+use crate::calibration::{NullStats, shuffled_scores};
 use crate::features::{Features, check_same_n};
 use crate::knn::{Knn, knn_from_features, mutual_knn};
 use crate::metrics::MetricOptions;
@@ -102,14 +102,10 @@ fn point(a: &Features, b: &Features, rows: &[usize], opts: &MetricOptions) -> Re
     );
     let raw = best(&ka, &kb)?;
     let null = if opts.null_shuffles > 0 {
-        let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-        let mut perm: Vec<usize> = (0..m).collect();
-        let mut samples = Vec::with_capacity(opts.null_shuffles);
-        for _ in 0..opts.null_shuffles {
-            perm.shuffle(&mut rng);
-            let shuffled: Vec<Knn> = kb.iter().map(|k| k.permuted(&perm)).collect();
-            samples.push(best(&ka, &shuffled)?);
-        }
+        let samples = shuffled_scores(m, opts.null_shuffles, opts.seed, |perm| {
+            let shuffled: Vec<Knn> = kb.iter().map(|k| k.permuted(perm)).collect();
+            best(&ka, &shuffled)
+        })?;
         Some(NullStats::new(raw, &samples, 1.0)?)
     } else {
         None

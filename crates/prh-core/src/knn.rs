@@ -3,13 +3,11 @@
 //! the Gram matrix X X^T of the (normalised) features with the diagonal excluded, ordered
 //! by decreasing similarity.
 
+use crate::calibration::shuffled_scores;
 use crate::linalg::Matrix;
 use crate::{Error, Result};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 
 /// Gram matrix G = X X^T (inner products of rows).
@@ -295,13 +293,7 @@ pub fn mutual_knn_null(a: &Knn, b: &Knn, shuffles: usize, seed: u64) -> Result<(
             "the permutation null needs at least one shuffle",
         ));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut perm: Vec<usize> = (0..b.n).collect();
-    let mut scores = Vec::with_capacity(shuffles);
-    for _ in 0..shuffles {
-        perm.shuffle(&mut rng);
-        scores.push(mutual_knn(a, &b.permuted(&perm))?);
-    }
+    let scores = shuffled_scores(b.n, shuffles, seed, |perm| mutual_knn(a, &b.permuted(perm)))?;
     let mean = scores.iter().sum::<f64>() / shuffles as f64;
     let var = scores.iter().map(|s| (s - mean).powi(2)).sum::<f64>() / shuffles as f64;
     Ok((mean, var.sqrt()))
@@ -311,6 +303,8 @@ pub fn mutual_knn_null(a: &Knn, b: &Knn, shuffles: usize, seed: u64) -> Result<(
 mod tests {
     use super::*;
     use faer::Mat;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     fn points(n: usize, d: usize, seed: u64) -> Matrix {
         use rand::Rng;

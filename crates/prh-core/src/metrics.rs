@@ -3,7 +3,7 @@
 //! outliers, L2-normalise each layer, compute every metric for every pair of layers and
 //! keep the best score and its layer pair, plus a permutation null for mutual k-NN.
 
-use crate::calibration::{MetricNulls, NullStats};
+use crate::calibration::{MetricNulls, NullStats, shuffled_scores};
 use crate::cka::ratio;
 use crate::cknna::cknna_from_lists;
 use crate::degeneracy::{Degeneracy, tie_warning};
@@ -21,9 +21,6 @@ use crate::preprocess::Preprocess;
 use crate::svcca::{self, CCA_DIM};
 use crate::{Error, Result};
 use faer::MatRef;
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// Settings of an alignment measurement; the defaults are the PRH benchmark's.
@@ -439,12 +436,8 @@ fn permutation_nulls(
 ) -> Result<MetricNulls> {
     let n = ua.first().map_or(0, |u| u.nrows());
     let (la, lb) = (pass.a.len(), pass.b.len());
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut perm: Vec<usize> = (0..n).collect();
-    let mut samples: Vec<[f64; METRICS]> = Vec::with_capacity(opts.null_shuffles);
-    for _ in 0..opts.null_shuffles {
-        perm.shuffle(&mut rng);
-        let shuffled: Vec<LayerSums> = pass.b.iter().map(|l| l.permuted(&perm)).collect();
+    let samples = shuffled_scores(n, opts.null_shuffles, opts.seed, |perm| {
+        let shuffled: Vec<LayerSums> = pass.b.iter().map(|l| l.permuted(perm)).collect();
         let bases: Vec<Matrix> = ub
             .iter()
             .map(|u| Matrix::from_fn(n, u.ncols(), |i, t| u[(perm[i], t)]))
@@ -452,8 +445,8 @@ fn permutation_nulls(
         let (best, _) = best_over_pairs(la, lb, |i, j| {
             let cross = match (&pass.a[i].dense, &pass.b[j].dense) {
                 (Some(x), Some(y)) => PairSums {
-                    linear: permuted_cross(&x.linear, &y.linear, &perm),
-                    rbf: permuted_cross(&x.rbf, &y.rbf, &perm),
+                    linear: permuted_cross(&x.linear, &y.linear, perm),
+                    rbf: permuted_cross(&x.rbf, &y.rbf, perm),
                 },
                 _ => PairSums {
                     linear: f64::NAN,
@@ -470,8 +463,8 @@ fn permutation_nulls(
             )?;
             Ok(s.fields())
         })?;
-        samples.push(best);
-    }
+        Ok(best)
+    })?;
     let perfect = PairScores::perfect(opts.k);
     let stats = |m: usize| -> Result<NullStats> {
         let col: Vec<f64> = samples.iter().map(|s| s[m]).collect();
@@ -505,6 +498,9 @@ fn permutation_nulls(
 mod tests {
     use super::*;
     use rand::Rng;
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    use rand_chacha::ChaCha8Rng;
 
     fn random(n: usize, layers: usize, d: usize, seed: u64) -> Features {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
