@@ -38,6 +38,11 @@ fn write_toy_corpus(dir: &Path) -> PathBuf {
 
 /// `train` on the toy corpus with the tiny config; extra `--set`s appended.
 fn train(corpus: &Path, out: &Path, sets: &[&str]) -> std::process::Output {
+    train_command(corpus, out, sets).output().unwrap()
+}
+
+/// The command [`train`] runs, for callers that add flags or environment first.
+fn train_command(corpus: &Path, out: &Path, sets: &[&str]) -> Command {
     let mut cmd = bin();
     cmd.arg("train")
         .arg("--config")
@@ -61,7 +66,7 @@ fn train(corpus: &Path, out: &Path, sets: &[&str]) -> std::process::Output {
     for s in base.iter().map(String::as_str).chain(sets.iter().copied()) {
         cmd.arg("--set").arg(s);
     }
-    cmd.output().unwrap()
+    cmd
 }
 
 fn check(out: &std::process::Output) {
@@ -447,30 +452,10 @@ fn progress_lines_off_a_terminal_and_quiet() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = write_toy_corpus(dir.path());
     let run = |name: &str, quiet: bool| {
-        let mut cmd = bin();
-        cmd.env("PRH_PROGRESS_SECS", "0")
-            .arg("train")
-            .arg("--config")
-            .arg(configs().join("tiny.toml"))
-            .arg("--out")
-            .arg(dir.path().join(name));
+        let mut cmd = train_command(&corpus, &dir.path().join(name), &["run.steps=4"]);
+        cmd.env("PRH_PROGRESS_SECS", "0");
         if quiet {
             cmd.arg("--quiet");
-        }
-        for s in [
-            "data.source=jsonl".to_string(),
-            format!("data.path={}", corpus.display()),
-            "data.max_groups=0".into(),
-            "run.steps=4".into(),
-            "run.checkpoint_every=4".into(),
-            "views.batch_size=8".into(),
-            "tokenizer.vocab_size=100".into(),
-            "tokenizer.min_frequency=1".into(),
-            "model.max_len=16".into(),
-            "loss.slices=16".into(),
-            "optim.warmup_steps=1".into(),
-        ] {
-            cmd.arg("--set").arg(s);
         }
         let out = cmd.output().unwrap();
         check(&out);

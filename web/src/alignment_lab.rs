@@ -566,11 +566,7 @@ fn Results(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl IntoView
                 </table>
                 <p class="explain">{format!("N = {}, k = {}. Same code and defaults as `prh-native metrics` (outliers clamped at the 0.95 quantile, rows L2-normalised).", n, k)}</p>
                 <p class="explain" id="null-note">{null_note}</p>
-                {(!warnings.is_empty()).then(|| view! {
-                    <ul class="warnings" id="metric-warnings">
-                        {warnings.iter().map(|w| view! { <li class="error">{format!("warning: {w}")}</li> }).collect_view()}
-                    </ul>
-                })}
+                {warning_list("metric-warnings", &warnings)}
                 <button on:click=move |_| { let _ = crate::export::json(&report_json, "metrics.json"); }>"JSON"</button>
             </div>
             <ScatterCard an=an.clone() hovered=hovered />
@@ -883,6 +879,19 @@ fn RotationCard(an: Arc<Analysis>) -> impl IntoView {
     }
 }
 
+/// A report's warnings (degenerate inputs, ties) as a list with element id `id`; nothing
+/// when there are none.
+fn warning_list(id: &'static str, warnings: &[String]) -> Option<impl IntoView + use<>> {
+    (!warnings.is_empty()).then(|| {
+        let items: Vec<String> = warnings.iter().map(|w| format!("warning: {w}")).collect();
+        view! {
+            <ul class="warnings" id=id>
+                {items.into_iter().map(|w| view! { <li class="error">{w}</li> }).collect_view()}
+            </ul>
+        }
+    })
+}
+
 /// The fitted rotation as a heatmap, with retrieval through it.
 #[component]
 fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
@@ -921,11 +930,7 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
                 al.n_fit, al.n_test
             )}</p>
             <p class="explain">"Ties are ranked as a random tie-break would rank them, in expectation, so a collapsed embedding scores chance, never a perfect R@1."</p>
-            {(!warnings.is_empty()).then(|| view! {
-                <ul class="warnings" id="retrieval-warnings">
-                    {warnings.iter().map(|w| view! { <li class="error">{format!("warning: {w}")}</li> }).collect_view()}
-                </ul>
-            })}
+            {warning_list("retrieval-warnings", &warnings)}
         </div>
     }
 }
