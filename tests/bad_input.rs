@@ -47,7 +47,7 @@ fn npy_raw(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
 }
 
 fn f64_npy(shape: &[usize], v: &[f64]) -> Vec<u8> {
-    prh_core::features::npy_bytes(shape, v).unwrap()
+    prh_core::formats::features::npy_bytes(shape, v).unwrap()
 }
 
 /// A deterministic [n, d] matrix, row major.

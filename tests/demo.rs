@@ -384,11 +384,12 @@ fn scene_runs_resume_exactly() {
 /// The shipped configs are the demo's four runs: one way to configure the scene JEPAs.
 #[test]
 fn scene_configs_are_the_demo_settings() {
-    use prh_core::config::LossKind;
-    use prh_core::demo::DemoConfig;
-    use prh_core::scene::{Modality, ViewKind};
-    use prh_core::scene_run::Observation;
-    use prh_core::scene_run::SceneTrainConfig;
+    use prh_core::experiments::demo::DemoConfig;
+    use prh_core::scene::Modality;
+    use prh_core::tasks::scene::Observation;
+    use prh_core::tasks::scene::SceneTrainConfig;
+    use prh_core::theory::view_kind::ViewKind;
+    use prh_core::train::config::LossKind;
     let demo = DemoConfig::full(0);
     let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
     for (file, m, kind) in [

@@ -8,7 +8,7 @@
 //! checkpoints are written atomically and every random draw is a function of
 //! `(seed, stream, step)`.
 
-use prh_core::checkpoint::{Checkpoint, estimated_size, space_needed};
+use prh_core::train::checkpoint::{Checkpoint, estimated_size, space_needed};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

@@ -4,11 +4,11 @@
 //! `Err` naming the file, never a panic. See docs/fuzzing.md.
 
 use prh_core::backend::Cpu;
-use prh_core::checkpoint::Checkpoint;
-use prh_core::config::TrainConfig;
-use prh_core::corpus::Corpus;
-use prh_core::experiment::ExperimentConfig;
-use prh_core::features::Features;
+use prh_core::experiments::multilingual::ExperimentConfig;
+use prh_core::formats::features::Features;
+use prh_core::tasks::text::TrainConfig;
+use prh_core::text::corpus::Corpus;
+use prh_core::train::checkpoint::Checkpoint;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -20,9 +20,10 @@ fn root() -> PathBuf {
 fn replay(target: &str, source: &str, data: &[u8]) -> Vec<Result<(), String>> {
     let s = |r: Result<(), prh_core::Error>| r.map_err(|e| e.to_string());
     match target {
-        "npy" => vec![s(prh_core::npy::read_npy(source, "array", data).map(
-            |(shape, values)| assert_eq!(shape.iter().product::<usize>(), values.len()),
-        ))],
+        "npy" => vec![s(prh_core::formats::npy::read_npy(source, "array", data)
+            .map(|(shape, values)| {
+                assert_eq!(shape.iter().product::<usize>(), values.len())
+            }))],
         "npz" | "safetensors" => [None, Some("a")]
             .into_iter()
             .map(|array| {
@@ -53,7 +54,7 @@ fn replay(target: &str, source: &str, data: &[u8]) -> Vec<Result<(), String>> {
         }))],
         "bundle" => {
             let device = Default::default();
-            vec![s(prh_core::bundle::read_bundle::<Cpu>(
+            vec![s(prh_core::tasks::bundle::read_bundle::<Cpu>(
                 source, data, &device,
             )
             .map(|_| ()))]
@@ -130,9 +131,9 @@ fn every_kept_fuzz_input_gives_ok_or_a_clean_error() {
 #[test]
 #[ignore]
 fn write_bundle_seed() {
-    use prh_core::config::TokenizerConfig;
-    use prh_core::encoder::EncoderSpec;
-    use prh_core::tokenizer::TextTokenizer;
+    use prh_core::models::text_encoder::EncoderSpec;
+    use prh_core::text::tokenizer::TextTokenizer;
+    use prh_core::text::tokenizer::TokenizerConfig;
     let texts = ["a dog runs", "two cats sleep", "a red bus"];
     let tcfg = TokenizerConfig {
         vocab_size: 30,
@@ -154,6 +155,6 @@ fn write_bundle_seed() {
     };
     let device = Default::default();
     let model = spec.init::<Cpu>(&device).unwrap();
-    let bytes = prh_core::bundle::write_bundle(&model, &spec, &tok, "[run]\n").unwrap();
+    let bytes = prh_core::tasks::bundle::write_bundle(&model, &spec, &tok, "[run]\n").unwrap();
     std::fs::write(root().join("bundle/seed_tiny.safetensors"), bytes).unwrap();
 }

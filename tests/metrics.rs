@@ -2,11 +2,11 @@
 //! values from an independent numpy implementation of the PRH formulas, closed forms,
 //! invariances, and bad files driving the real binary.
 
-use prh_core::features::{Features, load, write_npy};
-use prh_core::knn::{gram, knn_from_gram, mutual_knn};
+use prh_core::formats::features::{Features, load, write_npy};
 use prh_core::linalg::{Matrix, svd};
-use prh_core::metrics::{MetricOptions, measure};
-use prh_core::preprocess::Preprocess;
+use prh_core::measure::knn::{gram, knn_from_gram, mutual_knn};
+use prh_core::measure::metrics::{MetricOptions, measure};
+use prh_core::measure::preprocess::Preprocess;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

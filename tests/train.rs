@@ -180,11 +180,11 @@ fn run_folder_embed_and_export_agree() {
     // the same f32) and metadata.tsv with the texts in order.
     let vectors = tmp.path().join("vectors.tsv");
     embed(&vectors);
-    let f = prh_core::features::load(&vectors, None).unwrap();
+    let f = prh_core::formats::features::load(&vectors, None).unwrap();
     assert_eq!((f.n, f.d), (40, 64));
     assert!(f.data.iter().zip(&z).all(|(a, &b)| *a as f32 == b));
     let meta = std::fs::read_to_string(tmp.path().join("metadata.tsv")).unwrap();
-    let first: Vec<String> = prh_core::corpus::read_jsonl(&corpus)
+    let first: Vec<String> = prh_core::text::corpus::read_jsonl(&corpus)
         .unwrap()
         .groups
         .iter()
@@ -197,16 +197,18 @@ fn run_folder_embed_and_export_agree() {
     let bytes = std::fs::read(run.join("export/model.prh.safetensors")).unwrap();
     let device = Default::default();
     let b =
-        prh_core::bundle::read_bundle::<prh_core::backend::Cpu>("bundle", &bytes, &device).unwrap();
+        prh_core::tasks::bundle::read_bundle::<prh_core::backend::Cpu>("bundle", &bytes, &device)
+            .unwrap();
     assert!(b.spec.causal);
-    let texts: Vec<String> = prh_core::corpus::read_jsonl(&corpus)
+    let texts: Vec<String> = prh_core::text::corpus::read_jsonl(&corpus)
         .unwrap()
         .groups
         .iter()
         .map(|g| g.texts[0].clone())
         .collect();
-    let zb = prh_core::text_task::embed_texts(&b.model, &b.spec, &b.tokenizer, &texts, 16, &device)
-        .unwrap();
+    let zb =
+        prh_core::tasks::text::embed_texts(&b.model, &b.spec, &b.tokenizer, &texts, 16, &device)
+            .unwrap();
     let diff = zb
         .iter()
         .zip(&z)
@@ -250,7 +252,7 @@ fn errors_are_clear() {
 
 /// Writes a float64 [rows, cols] .npy.
 fn write_npy(p: &Path, rows: usize, cols: usize, v: &[f64]) {
-    let bytes = prh_core::features::npy_bytes(&[rows, cols], v).unwrap();
+    let bytes = prh_core::formats::features::npy_bytes(&[rows, cols], v).unwrap();
     std::fs::write(p, bytes).unwrap();
 }
 
@@ -290,7 +292,7 @@ fn sigreg_cli_matches_numpy_reference() {
         .unwrap();
     check(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let q = prh_core::sigreg::Quadrature::new(3.0, 17).unwrap();
+    let q = prh_core::train::sigreg::Quadrature::new(3.0, 17).unwrap();
     let closed: f64 = 6.0
         * q.t
             .iter()
@@ -344,7 +346,8 @@ fn periodic_evaluation_against_a_frozen_target_keeps_the_best_checkpoint() {
         evals.iter().all(|e| (0.0..=1.0).contains(&e.1)),
         "{evals:?}"
     );
-    let best = prh_core::checkpoint::Checkpoint::read(&run.join("checkpoints/best.ckpt")).unwrap();
+    let best =
+        prh_core::train::checkpoint::Checkpoint::read(&run.join("checkpoints/best.ckpt")).unwrap();
     let max = evals.iter().map(|e| e.1).fold(f64::MIN, f64::max);
     assert_eq!(best.meta.best, Some(max));
 }

@@ -6,5 +6,5 @@ use prh_core::backend::Cpu;
 
 fuzz_target!(|data: &[u8]| {
     let device = Default::default();
-    let _ = prh_core::bundle::read_bundle::<Cpu>("fuzz.safetensors", data, &device);
+    let _ = prh_core::tasks::bundle::read_bundle::<Cpu>("fuzz.safetensors", data, &device);
 });

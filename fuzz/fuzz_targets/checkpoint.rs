@@ -3,8 +3,8 @@
 //! accepted one re-serialises to a file that parses to the same header.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::checkpoint::Checkpoint;
-use prh_core::config::TrainConfig;
+use prh_core::train::checkpoint::Checkpoint;
+use prh_core::tasks::text::TrainConfig;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(ck) = Checkpoint::from_bytes("fuzz.ckpt", data) {

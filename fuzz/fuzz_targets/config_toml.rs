@@ -3,8 +3,8 @@
 //! accepted config must survive its own round trip through `to_toml`.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::config::TrainConfig;
-use prh_core::experiment::ExperimentConfig;
+use prh_core::tasks::text::TrainConfig;
+use prh_core::experiments::multilingual::ExperimentConfig;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

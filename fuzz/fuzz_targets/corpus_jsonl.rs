@@ -2,7 +2,7 @@
 //! least one text.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::corpus::Corpus;
+use prh_core::text::corpus::Corpus;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(c) = Corpus::from_jsonl("fuzz.jsonl", data) {

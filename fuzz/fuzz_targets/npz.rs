@@ -3,7 +3,7 @@
 //! the time goes to the zip path.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::features::Features;
+use prh_core::formats::features::Features;
 
 fuzz_target!(|data: &[u8]| {
     if !data.starts_with(b"PK") {

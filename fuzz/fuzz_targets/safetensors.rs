@@ -2,7 +2,7 @@
 //! Inputs that the format sniffing would not send to the safetensors path are skipped.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::features::Features;
+use prh_core::formats::features::Features;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 9 || data[8] != b'{' {

@@ -2,7 +2,7 @@
 //! UTF-8, lines, tab-separated numbers, equal widths.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use prh_core::features::Features;
+use prh_core::formats::features::Features;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(f) = Features::from_bytes("fuzz.tsv", data, None) {

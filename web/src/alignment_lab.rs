@@ -9,12 +9,12 @@ use crate::metrics_worker::{Job, Message};
 use crate::pca::pca_2d;
 use crate::svg;
 use leptos::prelude::*;
-use prh_core::features::Features;
-use prh_core::knn::Knn;
+use prh_core::formats::features::Features;
 use prh_core::linalg::{self, Matrix};
-use prh_core::metrics::{LayerView, MetricOptions, measure};
-use prh_core::preprocess::Preprocess;
-use prh_core::retrieval::{AlignReport, align_and_rank};
+use prh_core::measure::knn::Knn;
+use prh_core::measure::metrics::{LayerView, MetricOptions, measure};
+use prh_core::measure::preprocess::Preprocess;
+use prh_core::measure::retrieval::{AlignReport, align_and_rank};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -112,7 +112,7 @@ pub struct Parts {
     /// Samples N and neighbours k of the lists below.
     n: usize,
     k: usize,
-    /// Flat `[n, k]` neighbour lists in A and in B (`prh_core::knn::Knn::idx`).
+    /// Flat `[n, k]` neighbour lists in A and in B (`prh_core::measure::knn::Knn::idx`).
     knn_a: Vec<usize>,
     knn_b: Vec<usize>,
     /// First two principal components of each side.
@@ -909,10 +909,10 @@ fn RotationFigure(al: AlignReport, ms: f64) -> impl IntoView {
     let vector = Callback::new(move |_| {
         svg::heatmap(260.0, 260.0, (rows, cols), &data3, true, None).finish()
     });
-    let line = |name: &str, s: &prh_core::retrieval::RetrievalScores| {
+    let line = |name: &str, s: &prh_core::measure::retrieval::RetrievalScores| {
         view! { <tr><td>{name.to_string()}</td><td>{fmt(s.r1)}</td><td>{fmt(s.r5)}</td><td>{fmt(s.r10)}</td><td>{format!("{:.1}", s.mean_rank)}</td></tr> }
     };
-    let json_al = serde_json::json!({ "q_rows": rows, "q_cols": cols, "q": data, "a_to_b": al.a_to_b, "b_to_a": al.b_to_a, "chance": al.chance, "n_fit": al.n_fit, "n_test": al.n_test, "ties": prh_core::retrieval::TIE_RULE, "warnings": al.warnings });
+    let json_al = serde_json::json!({ "q_rows": rows, "q_cols": cols, "q": data, "a_to_b": al.a_to_b, "b_to_a": al.b_to_a, "chance": al.chance, "n_fit": al.n_fit, "n_test": al.n_test, "ties": prh_core::measure::retrieval::TIE_RULE, "warnings": al.warnings });
     let warnings = al.warnings.clone();
     let json = Callback::new(move |_| json_al.clone());
     view! {

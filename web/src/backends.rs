@@ -4,15 +4,15 @@
 //!
 //! WebGPU cannot block: the device is created with `init_setup_async` and results are read
 //! back with `into_data_async`, so embedding here is an async twin of
-//! `prh_core::text_task::embed_texts` (same tokenisation, padding and pooled
+//! `prh_core::tasks::text::embed_texts` (same tokenisation, padding and pooled
 //! representation, awaited read-back).
 
 use burn::tensor::backend::Backend;
 use prh_core::backend::burn;
-use prh_core::encoder::{EncoderSpec, TextEncoder};
-use prh_core::text_task::{padded_tensors, uses_cls};
-use prh_core::tokenizer::TextTokenizer;
-use prh_core::views::{Padded, pad_rows};
+use prh_core::models::text_encoder::{EncoderSpec, TextEncoder};
+use prh_core::tasks::text::{padded_tensors, uses_cls};
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::text::views::{Padded, pad_rows};
 use std::cell::RefCell;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -170,7 +170,7 @@ pub fn context_tokens(spec: &EncoderSpec) -> usize {
 /// [CLS] when the model uses it, [`context_tokens`]), pad, take
 /// [`TextEncoder::represent`] (the pooled last hidden state), and read each batch back
 /// asynchronously. `fixed`: pad every batch to `[batch, max_len]` ([`fixed_shape`], for
-/// WebGPU); otherwise to the batch's longest text as `prh_core::text_task::embed_texts`
+/// WebGPU); otherwise to the batch's longest text as `prh_core::tasks::text::embed_texts`
 /// does. Also returns each text's token count before the cut, so the page can say which
 /// texts were cut.
 ///

@@ -11,7 +11,7 @@ use crate::checkpoint_results::{Classes, Neighbours};
 use crate::class_vectors::ClassVectors;
 use leptos::prelude::*;
 use prh_core::backend::Cpu;
-use prh_core::bundle::{Bundle, read_bundle};
+use prh_core::tasks::bundle::{Bundle, read_bundle};
 use std::sync::Arc;
 
 /// Texts shown before the user types their own: Multi30k-style captions, two per scene.

@@ -1,8 +1,8 @@
 //! Loading embedding files in the browser: drag-and-drop or a file picker, parsed by the
-//! same `prh_core::features` reader the CLI uses.
+//! same `prh_core::formats::features` reader the CLI uses.
 
 use leptos::prelude::*;
-use prh_core::features::Features;
+use prh_core::formats::features::Features;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::File;

@@ -11,7 +11,7 @@
 //! whose feature flags would rebuild web-sys and every crate above it.
 
 use crate::alignment_lab::{Parts, analyse_parts};
-use prh_core::features::Features;
+use prh_core::formats::features::Features;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

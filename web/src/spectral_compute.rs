@@ -2,25 +2,25 @@
 //! what the slider changes.
 //!
 //! Every view kind's Pi is a Kronecker product A ⊗ B (states x nuisances), so K = K_W ⊗
-//! K_B and its spectrum is the products of the factors' (`prh_core::view_spectrum`, same
+//! K_B and its spectrum is the products of the factors' (`prh_core::theory::view_spectrum`, same
 //! numbers as a full decomposition: tests there). The world's K_W spectrum and good-view
 //! analysis depend on the preset, n and seed only and are cached across alpha changes; an
 //! alpha change then decomposes a k x k nuisance kernel and writes the n k product
 //! eigenvectors (O((n k)^2), no O((n k)^3) step): ||K_mix - K_good||_op factorises too, and
-//! `prh_core::theorem::cross_modal_from` pairs the rows of the spectra already at hand.
+//! `prh_core::theory::theorem::cross_modal_from` pairs the rows of the spectra already at hand.
 
 use crate::spectral_lab::{Lab, Settings};
 use prh_core::Result;
 use prh_core::linalg::{self, Matrix};
-use prh_core::pair_graph::{Views, observation_names};
 use prh_core::rng::{Stream, generator, standard_normal};
-use prh_core::spectrum::Spectrum;
-use prh_core::theorem::CrossModal;
-use prh_core::theorem::cross_modal_from;
-use prh_core::view_spectrum::{
+use prh_core::theory::pair_graph::{Pairing, observation_names};
+use prh_core::theory::spectrum::Spectrum;
+use prh_core::theory::theorem::CrossModal;
+use prh_core::theory::theorem::cross_modal_from;
+use prh_core::theory::view_spectrum::{
     ViewAnalysis, analyse_views, compare_views_factored, state_spectrum,
 };
-use prh_core::world::{PresetSpec, World, grid_shape};
+use prh_core::theory::world::{PresetSpec, World, grid_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -56,7 +56,7 @@ fn base(s: &Settings) -> Result<Arc<Base>> {
         ..PresetSpec::default()
     })?;
     let states = state_spectrum(&world)?;
-    let good = analyse_views(&world, 0, Views::Good, &states)?;
+    let good = analyse_views(&world, 0, Pairing::Good, &states)?;
     let names = observation_names(&world, 0)?;
     let b = Arc::new(Base {
         key,
@@ -135,7 +135,7 @@ fn in_random_bases(mut c: CrossModal, seed: u64) -> Result<CrossModal> {
 /// The settings as computed for `world`, with a sentence for each change: d at most the
 /// number of eigenvectors in the window (observations n k of the smaller modality, less
 /// the trivial one when skipped), and, for the grid worlds, the state count the world
-/// has (n rounded to a product of three attribute sizes, `prh_core::world::grid_shape`).
+/// has (n rounded to a product of three attribute sizes, `prh_core::theory::world::grid_shape`).
 fn adjusted(s: &Settings, world: &World) -> (Settings, Vec<String>) {
     let mut notes = Vec::new();
     let mut out = s.clone();
@@ -175,10 +175,10 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
         let (s, notes) = &adjusted(s, &base.world);
-        let views = Views::Mix { alpha: s.alpha };
+        let views = Pairing::Mix { alpha: s.alpha };
         let mix = analyse_views(&base.world, 0, views, &base.states)?;
         let bounds = compare_views_factored(&base.states, &base.good, &mix, s.d, s.skip_trivial)?;
-        let good = (0, Views::Good, &base.good.spectrum);
+        let good = (0, Pairing::Good, &base.good.spectrum);
         // Two modalities when the world has them (scenes: image, text); otherwise the same
         // modality twice, once per kind of views.
         let cross = if base.world.modalities.len() > 1 {

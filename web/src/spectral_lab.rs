@@ -2,7 +2,7 @@
 //! and watch Pi, the kernel K = D^-1/2 Pi D^-1/2, its spectrum, the optimal
 //! representations of two modalities and the rotation between them.
 //!
-//! All numbers come from `prh_core::{world, pair_graph, kernel, spectrum, theorem}`, the
+//! All numbers come from `prh_core::{theory::world, theory::pair_graph, theory::kernel, theory::spectrum, theory::theorem}`, the
 //! code behind `prh-native spectral`, computed in [`crate::spectral_compute`] (which caches
 //! the world's state spectrum and good-view analysis across slider moves). The figures are in
 //! [`crate::spectral_figures`].
@@ -10,11 +10,11 @@
 use crate::spectral_compute::compute;
 use crate::spectral_figures::{BoundCard, EigenvectorCard, MatrixCard, RotationCard, SpectrumCard};
 use leptos::prelude::*;
-use prh_core::kernel::Kernel;
 use prh_core::linalg::Matrix;
-use prh_core::spectrum::Spectrum;
-use prh_core::theorem::{CrossModal, SubspaceComparison};
-use prh_core::world::{Preset, World};
+use prh_core::theory::kernel::Kernel;
+use prh_core::theory::spectrum::Spectrum;
+use prh_core::theory::theorem::{CrossModal, SubspaceComparison};
+use prh_core::theory::world::{Preset, World};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 
@@ -23,7 +23,7 @@ use wasm_bindgen::JsCast;
 /// headless Chromium) and draws n k x n k heatmaps.
 const MAX_N: usize = 500;
 /// Above this many observations the alpha slider recomputes on release, not while sliding.
-/// An alpha change costs no eigendecomposition (`prh_core::view_spectrum`: products of the
+/// An alpha change costs no eigendecomposition (`prh_core::theory::view_spectrum`: products of the
 /// cached K_W eigenpairs and a k x k nuisance kernel's): 35-50 ms from input to the next
 /// frame at 400 observations, 80-85 ms at 1,000 on a lightly loaded machine (the
 /// O((n k)^2) products, copies and drawing), too close to the 100 ms an interaction may

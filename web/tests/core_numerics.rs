@@ -11,13 +11,13 @@
 #![cfg(target_arch = "wasm32")]
 
 use prh_core::backend::Cpu;
-use prh_core::bundle::read_bundle;
-use prh_core::features::Features;
-use prh_core::metrics::{MetricOptions, measure};
-use prh_core::pair_graph::{Views, pair_matrix};
-use prh_core::text_task::embed_texts;
-use prh_core::theorem::analyse;
-use prh_core::world::{Preset, PresetSpec, World};
+use prh_core::formats::features::Features;
+use prh_core::measure::metrics::{MetricOptions, measure};
+use prh_core::tasks::bundle::read_bundle;
+use prh_core::tasks::text::embed_texts;
+use prh_core::theory::pair_graph::{Pairing, pair_matrix};
+use prh_core::theory::theorem::analyse;
+use prh_core::theory::world::{Preset, PresetSpec, World};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 const TOL: f64 = 1e-10;
@@ -61,7 +61,7 @@ fn ring_spectrum_equals_native() {
         ..PresetSpec::default()
     };
     let world = World::preset(&spec).unwrap();
-    let pi = pair_matrix(&world, 0, Views::Mix { alpha: 0.4 }).unwrap();
+    let pi = pair_matrix(&world, 0, Pairing::Mix { alpha: 0.4 }).unwrap();
     let (_, spectrum) = analyse(&pi).unwrap();
     let d = max_diff(&spectrum.values, &NATIVE);
     assert!(d < TOL, "max |wasm - native| = {d:e}");

@@ -1,80 +1,52 @@
 //! prh-core: the Platonic Representation Theorem made runnable.
 //!
 //! One crate, compiled natively and to `wasm32-unknown-unknown`, holds everything both
-//! the CLI (`native/`) and the playground (`web/`) need.
+//! the CLI (`native/`) and the playground (`web/`) need. It is built in wings that follow
+//! the paper (section in brackets, see `shared/PAPER.md`); imports point down this list,
+//! never up (checked by `tests/architecture.rs`), and the first four wings need no
+//! tensors (no burn), so a burn-free crate could be split off mechanically:
 //!
-//! Table of contents (paper section in brackets, see `shared/PAPER.md`):
-//! - theory [2]: [`world`], [`pair_graph`], [`kernel`], [`spectrum`], [`theorem`]
-//! - measurement [5]: [`features`] (+ [`npy`]), [`preprocess`], [`knn`], [`cka`],
-//!   [`procrustes`], [`retrieval`], [`matching`] (+ [`assignment`]), [`metrics`]
-//! - training [3-4]: [`corpus`], [`tokenizer`], [`views`], [`sigreg`], [`spectral_loss`], [`encoder`],
-//!   [`text_task`], [`train`] (+ [`config`], [`schedule`], [`checkpoint`], [`rng`],
-//!   [`backend`], [`bundle`])
-//! - the scene world and the demo [2, 7]: [`scene`], [`render_image`], [`render_text`],
-//!   [`scene_theory`], [`image_encoder`], [`symbolic_encoder`], [`scene_run`], [`demo`]
-//! - experiments on real data [6]: [`experiment`], [`experiment_report`],
-//!   [`experiment_vision`], [`wordnet`], [`scaling_law`]
-//! - shared: [`error`], [`linalg`]
+//! | wing | owns |
+//! |---|---|
+//! | [`linalg`] | dense helpers on faer, Procrustes, assignment |
+//! | [`formats`] | .npy / .npz / safetensors / TSV embeddings |
+//! | [`theory`] [2] | worlds, Pi, K, spectrum, gap, predicted representation, bounds |
+//! | [`measure`] [5] | alignment metrics, nulls, retrieval, pair-free matching |
+//! | [`text`] [3] | corpora, shards, tokenizer, text views |
+//! | [`scene`] [2-3] | the scene world, its renderers and its closed-form theory |
+//! | [`backend`] | burn backends, custom autodiff ops, compute kernels |
+//! | [`models`] [4] | transformer, text / image / symbolic encoders |
+//! | [`train`] [4] | the loop, losses, data-parallel replicas, AdamW, checkpoints |
+//! | [`tasks`] | what `train` trains: text and scene JEPAs, exported bundles |
+//! | [`experiments`] [5-7] | the demo and the experiments on real data |
+//!
+//! Loose files every wing may use: [`error`] (one error type), [`rng`] (seeded streams),
+//! [`config`] (TOML parsing with `--set` overrides).
 
-pub mod adamw;
-pub mod assignment;
-pub mod backend;
-pub mod bundle;
-pub mod calibration;
-pub mod checkpoint;
-pub mod cka;
-pub mod cknna;
 pub mod config;
-pub mod corpus;
-pub mod data_parallel;
-pub mod degeneracy;
-pub mod demo;
-pub mod encoder;
 pub mod error;
-pub mod experiment;
-pub mod experiment_report;
-pub mod experiment_vision;
-pub mod features;
-#[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
-pub mod flex_ops;
-pub mod gallery;
-pub mod gelu;
-pub mod image_encoder;
-pub mod kernel;
-pub mod kernel_blocks;
-pub mod knn;
-pub mod linalg;
-pub mod matching;
-pub mod metrics;
-pub mod npy;
-pub mod pair_graph;
-pub mod preprocess;
-pub mod procrustes;
-pub mod render_image;
-pub mod render_text;
-pub mod retrieval;
 pub mod rng;
-pub mod scaling_law;
+
+pub mod linalg;
+
+pub mod formats;
+
+pub mod theory;
+
+pub mod measure;
+
+pub mod text;
+
 pub mod scene;
-pub mod scene_run;
-pub mod scene_theory;
-pub mod schedule;
-pub mod shards;
-pub mod sigreg;
-pub mod spectral_loss;
-pub mod spectrum;
-pub mod svcca;
-pub mod symbolic_encoder;
-pub mod text_task;
-pub mod theorem;
-pub mod tokenizer;
-pub mod top_eigen;
+
+pub mod backend;
+
+pub mod models;
+
 pub mod train;
-pub mod transformer;
-pub mod tsv;
-pub mod view_spectrum;
-pub mod views;
-pub mod wordnet;
-pub mod world;
+
+pub mod tasks;
+
+pub mod experiments;
 
 pub use error::{Error, Result};

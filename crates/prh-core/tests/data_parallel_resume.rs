@@ -9,8 +9,8 @@ mod common;
 
 use common::series;
 use prh_core::backend::CpuTrain;
-use prh_core::shards::ShardStream;
-use prh_core::text_task::TextTask;
+use prh_core::tasks::text::TextTask;
+use prh_core::text::shards::ShardStream;
 use prh_core::train::{MemorySink, train};
 
 fn run(t: &mut TextTask) -> MemorySink {

@@ -23,8 +23,8 @@ use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
 use prh_core::backend::CpuTrain;
-use prh_core::data_parallel::parallel_step;
-use prh_core::encoder::TextEncoder;
+use prh_core::models::text_encoder::TextEncoder;
+use prh_core::train::data_parallel::parallel_step;
 use prh_core::train::{TrainTask, clip_global_norm, jepa_loss, scalar};
 
 type AB = CpuTrain;
@@ -257,11 +257,12 @@ fn next_token_step_matches_single_device() {
 /// 32 states x 4 views), good and bad views.
 #[test]
 fn scene_steps_match_single_device() {
-    use prh_core::config::LossKind;
-    use prh_core::demo::DemoConfig;
-    use prh_core::render_text::caption_tokenizer;
-    use prh_core::scene::{Modality, ViewKind};
-    use prh_core::scene_run::Observation;
+    use prh_core::experiments::demo::DemoConfig;
+    use prh_core::scene::Modality;
+    use prh_core::scene::render_text::caption_tokenizer;
+    use prh_core::tasks::scene::Observation;
+    use prh_core::theory::view_kind::ViewKind;
+    use prh_core::train::config::LossKind;
     let demo = DemoConfig::quick(5);
     let device = Default::default();
     for (kind, loss) in [
@@ -304,9 +305,9 @@ fn per_shard_sigreg_average_is_a_different_loss() {
     );
     let mut shard_losses = Vec::new();
     for k in 0..2 {
-        let shard = prh_core::data_parallel::Shard { index: k, count: 2 };
+        let shard = prh_core::train::data_parallel::Shard { index: k, count: 2 };
         let out = TrainTask::<AB>::shard_step(&t, &model, step, shard, &device).unwrap();
-        let prh_core::data_parallel::ShardLoss::Jepa {
+        let prh_core::train::data_parallel::ShardLoss::Jepa {
             views,
             n_global,
             loss,
@@ -350,7 +351,7 @@ fn bad_splits_are_refused_with_the_field() {
         ("run.data_parallel=3", "do not divide views.batch_size = 16"),
         ("run.data_parallel=0", "expected at least 1"),
     ] {
-        let e = prh_core::config::TrainConfig::from_toml("x.toml", text, &[set.to_string()])
+        let e = prh_core::tasks::text::TrainConfig::from_toml("x.toml", text, &[set.to_string()])
             .unwrap_err()
             .to_string();
         assert!(

@@ -8,8 +8,8 @@
 
 mod common;
 
-use prh_core::shards::ShardStream;
-use prh_core::text_task::TextTask;
+use prh_core::tasks::text::TextTask;
+use prh_core::text::shards::ShardStream;
 
 #[test]
 fn text_jepa_resumes_exactly_in_memory_and_streamed() {

@@ -13,10 +13,10 @@
 
 use super::inputs::{Inputs, LayerChoice};
 use anyhow::{Context, Result, bail};
-use prh_core::features;
+use prh_core::formats::features;
 use prh_core::linalg::to_row_major;
-use prh_core::preprocess::Preprocess;
-use prh_core::retrieval::{RetrievalScores, TIE_RULE, align_and_rank};
+use prh_core::measure::preprocess::Preprocess;
+use prh_core::measure::retrieval::{RetrievalScores, TIE_RULE, align_and_rank};
 use std::path::PathBuf;
 
 /// Arguments of `prh-native align`.

@@ -13,10 +13,10 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
-use prh_core::kernel::Kernel;
 use prh_core::linalg::sym_eigen;
-use prh_core::pair_graph::random_pi;
-use prh_core::top_eigen::{TopEigen, TopEigenParams, sym_eigen_top};
+use prh_core::theory::kernel::Kernel;
+use prh_core::theory::pair_graph::random_pi;
+use prh_core::theory::top_eigen::{TopEigen, TopEigenParams, sym_eigen_top};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -58,7 +58,7 @@ pub struct EigenArgs {
     #[arg(long)]
     pub numpy_threads: Option<usize>,
     /// Also time the top-D eigenpairs only: prh's block Lanczos
-    /// (`prh_core::top_eigen::sym_eigen_top`) vs scipy's eigsh (ARPACK) and
+    /// (`prh_core::theory::top_eigen::sym_eigen_top`) vs scipy's eigsh (ARPACK) and
     /// eigh(subset_by_index) (LAPACK syevr); 0 skips it.
     #[arg(long, default_value_t = 0)]
     pub top: usize,

@@ -8,9 +8,9 @@
 //! ```
 
 use anyhow::{Context, Result, bail};
-use prh_core::features::{Features, write_npy};
-use prh_core::metrics::{MetricOptions, measure};
-use prh_core::procrustes;
+use prh_core::formats::features::{Features, write_npy};
+use prh_core::linalg::procrustes;
+use prh_core::measure::metrics::{MetricOptions, measure};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

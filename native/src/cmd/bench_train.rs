@@ -28,11 +28,12 @@
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::checkpoint::Checkpoint;
-use prh_core::config::{TokenizerConfig, TrainConfig};
-use prh_core::corpus::Group;
-use prh_core::text_task::{TextTask, random_corpus};
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::tasks::text::TrainConfig;
+use prh_core::tasks::text::{TextTask, random_corpus};
+use prh_core::text::corpus::Group;
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::text::tokenizer::TokenizerConfig;
+use prh_core::train::checkpoint::Checkpoint;
 use prh_core::train::{RunSink, train};
 use std::path::PathBuf;
 use std::process::Command;
@@ -68,7 +69,7 @@ pub struct TrainBenchArgs {
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
     /// prh's data-parallel replicas (`run.data_parallel`), each a thread working on its
-    /// share of the same batch (`prh_core::data_parallel`); 0: as many as `--threads` on
+    /// share of the same batch (`prh_core::train::data_parallel`); 0: as many as `--threads` on
     /// the CPU, 1 on a GPU (one device gains nothing from replicas). Must divide `--batch`.
     #[arg(long, default_value_t = 0)]
     pub replicas: usize,
@@ -129,7 +130,7 @@ fn step_flops(d: usize, layers: usize, d_ff: usize, len: usize, tokens: usize) -
 }
 
 /// prh's peak in GFLOP/s as its training runs: `replicas` `n x n` f32 matmuls at once on
-/// backend `B`, one per replica thread ([`prh_core::data_parallel::on_replicas`], as the
+/// backend `B`, one per replica thread ([`prh_core::train::data_parallel::on_replicas`], as the
 /// training step runs its replicas), best of 3 rounds, each round's time taken until the
 /// last product is read back (which waits for a GPU to finish).
 fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
@@ -139,7 +140,7 @@ fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
 ) -> f64 {
     use prh_core::backend::burn::prelude::*;
     use prh_core::backend::burn::tensor::Distribution;
-    use prh_core::data_parallel::on_replicas;
+    use prh_core::train::data_parallel::on_replicas;
     let pairs: Vec<_> = (0..replicas)
         .map(|_| {
             let a = Tensor::<B, 2>::random([n, n], Distribution::Default, device);

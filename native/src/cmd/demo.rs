@@ -14,15 +14,16 @@
 
 use super::train_scene::run_in_folder;
 use anyhow::{Context, Result};
-use prh_core::config::LossKind;
-use prh_core::demo::{
+use prh_core::experiments::demo::{
     Baseline, Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate,
     evaluate_baseline, kind_theory,
 };
-use prh_core::render_image::{IMAGE_SIZE, render, to_rgb8};
-use prh_core::render_text::caption;
-use prh_core::scene::{Modality, SceneWorld, ViewKind};
-use prh_core::scene_run::{Observation, SceneModel, untrained_model};
+use prh_core::scene::render_image::{IMAGE_SIZE, render, to_rgb8};
+use prh_core::scene::render_text::caption;
+use prh_core::scene::{Modality, SceneWorld};
+use prh_core::tasks::scene::{Observation, SceneModel, untrained_model};
+use prh_core::theory::view_kind::ViewKind;
+use prh_core::train::config::LossKind;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -30,7 +31,7 @@ use std::time::Instant;
 /// The demo's training backend: the CPU one (the default build); in a build without it,
 /// CUDA or else wgpu (default device).
 #[cfg(feature = "cpu")]
-type DemoBackend = prh_core::demo::CpuBackend;
+type DemoBackend = prh_core::experiments::demo::CpuBackend;
 #[cfg(all(not(feature = "cpu"), feature = "cuda"))]
 type DemoBackend = prh_core::backend::CudaTrain;
 #[cfg(all(not(feature = "cpu"), not(feature = "cuda"), feature = "wgpu"))]
@@ -67,13 +68,6 @@ pub struct Args {
     pub set: Vec<String>,
 }
 
-fn label(kind: ViewKind) -> &'static str {
-    match kind {
-        ViewKind::Good => "good",
-        ViewKind::Bad => "bad",
-    }
-}
-
 fn fmt_bound(b: Option<f64>) -> String {
     b.map_or("n/a (no gap)".into(), |x| format!("{x:.3}"))
 }
@@ -82,6 +76,7 @@ fn print_theory(t: &KindTheory) {
     let what = match t.kind {
         ViewKind::Good => "good views (two renderings of one scene)",
         ViewKind::Bad => "bad views (two corruptions of one rendering)",
+        ViewKind::NextToken => "next-token pairs (a prefix and its continuation)",
     };
     println!("\n{what}, d = {}", t.d);
     for m in [&t.image, &t.text] {
@@ -131,8 +126,9 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
         "image vs F",
         "text vs F"
     );
-    let vs =
-        |v: &prh_core::demo::LearnedVsTheory| format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op);
+    let vs = |v: &prh_core::scene::theory::LearnedVsTheory| {
+        format!("CKA {:.2} sin {:.2}", v.cka, v.sin_theta_op)
+    };
     for r in results {
         let rows = [
             (
@@ -148,7 +144,7 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
                 "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
                 r.observation.name(),
                 r.loss.name(),
-                label(r.kind),
+                r.kind.label(),
                 name,
                 a.mutual_knn,
                 format!("{:.3}+-{:.3}", a.mutual_knn_null[0], a.mutual_knn_null[1]),
@@ -171,7 +167,7 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
             "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
             b.observation.name(),
             "-",
-            label(b.kind),
+            b.kind.label(),
             "random init",
             a.mutual_knn,
             format!("{:.3}+-{:.3}", a.mutual_knn_null[0], a.mutual_knn_null[1]),
@@ -212,7 +208,7 @@ fn run_name(observation: Observation, loss: LossKind, kind: ViewKind, m: Modalit
         Observation::Rendered => String::new(),
         other => format!("{}_", other.name()),
     };
-    format!("{prefix}{}_{}_{m}", loss.name(), label(kind))
+    format!("{prefix}{}_{}_{m}", loss.name(), kind.label())
 }
 
 /// A run's convergence: its steps, whether the plateau stopped it, and its evaluations
@@ -261,7 +257,7 @@ fn train_and_evaluate(
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     emb_dir: &Path,
 ) -> Result<KindResults> {
-    let k = label(t.kind);
+    let k = t.kind.label();
     let train = |m: Modality| -> Result<(SceneModel<_>, Convergence)> {
         let name = run_name(observation, loss, t.kind, m);
         let dir = args.out.join(&name);
@@ -321,7 +317,9 @@ pub fn run(args: Args) -> Result<()> {
     // 1. Theory.
     let theories: Vec<KindTheory> = [ViewKind::Good, ViewKind::Bad]
         .into_iter()
-        .map(|k| kind_theory(&world, k, d).with_context(|| format!("theory of {} views", label(k))))
+        .map(|k| {
+            kind_theory(&world, k, d).with_context(|| format!("theory of {} views", k.label()))
+        })
         .collect::<Result<_>>()?;
     theories.iter().for_each(print_theory);
     // 2. Training: each objective, modality and view kind separately, each a scene run
@@ -349,7 +347,7 @@ pub fn run(args: Args) -> Result<()> {
                 "  {} {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
                 observation.name(),
                 loss.name(),
-                label(t.kind),
+                t.kind.label(),
                 r.image_training.steps,
                 if r.image_training.plateau {
                     " (plateau)"
@@ -374,7 +372,7 @@ pub fn run(args: Args) -> Result<()> {
             let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
                 let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
                 let tok = if c.needs_tokenizer() {
-                    Some(prh_core::render_text::caption_tokenizer(&world)?)
+                    Some(prh_core::scene::render_text::caption_tokenizer(&world)?)
                 } else {
                     None
                 };
@@ -389,7 +387,10 @@ pub fn run(args: Args) -> Result<()> {
     }
     // 3. Report.
     print_table(&results, &baselines);
-    let (iv, tv) = prh_core::demo::paired_views(&world, prh_core::demo::paired_seed(cfg.seed));
+    let (iv, tv) = prh_core::scene::theory::paired_views(
+        &world,
+        prh_core::scene::theory::paired_seed(cfg.seed),
+    );
     let states: Vec<_> = iv
         .iter()
         .zip(&tv)
@@ -486,7 +487,7 @@ mod svg {
                     "<text x='{}' y='{}' fill='{c}'>{} {:?}</text>\n",
                     w - 150.0,
                     h - 100.0 + 14.0 * series as f64,
-                    label(t.kind),
+                    t.kind.label(),
                     m.modality
                 );
                 series += 1;
@@ -500,21 +501,21 @@ mod svg {
     pub fn alignment(results: &[KindResults]) -> String {
         let (w, h, pad) = (720.0, 320.0, 40.0);
         let metrics = ["mutual 10-NN", "CKA", "R@1"];
-        let mut series: Vec<(String, &prh_core::demo::Alignment)> = results
+        let mut series: Vec<(String, &prh_core::experiments::demo::Alignment)> = results
             .iter()
             .map(|r| {
                 let name = format!(
                     "{} {} {}",
                     r.observation.name(),
                     r.loss.name(),
-                    label(r.kind)
+                    r.kind.label()
                 );
                 (name, &r.learned)
             })
             .collect();
         for kind in [ViewKind::Good, ViewKind::Bad] {
             if let Some(r) = results.iter().find(|r| r.kind == kind) {
-                series.push((format!("predicted {}", label(kind)), &r.predicted));
+                series.push((format!("predicted {}", kind.label()), &r.predicted));
             }
         }
         let mut s = format!(
@@ -575,7 +576,7 @@ mod svg {
                     "{} {} {}",
                     r.observation.name(),
                     r.loss.name(),
-                    label(r.kind)
+                    r.kind.label()
                 );
                 [
                     (

@@ -10,9 +10,9 @@
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::corpus;
-use prh_core::text_task::embed_texts;
-use prh_core::{features, tsv};
+use prh_core::tasks::text::embed_texts;
+use prh_core::text::corpus;
+use prh_core::{formats::features, formats::tsv};
 use std::path::{Path, PathBuf};
 
 use super::train::{OnTrainBackend, load_model, load_run, on_train_backend};

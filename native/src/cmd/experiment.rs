@@ -12,23 +12,23 @@
 //! English captions and a German one trained only on German captions; the probe texts
 //! (first caption of each fit-split and test-split image) are embedded at step 0, every
 //! `eval_every` steps and at the end, and the two languages are compared at each step
-//! ([`prh_core::experiment::align_point`]).
+//! ([`prh_core::experiments::multilingual::align_point`]).
 
 use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::checkpoint::Checkpoint;
-use prh_core::config::Objective;
-use prh_core::corpus;
-use prh_core::encoder::TextEncoder;
-use prh_core::experiment::{
+use prh_core::experiments::multilingual::{
     AlignmentPoint, ExperimentConfig, RecordingTask, SeedStats, bands, seed_stats,
 };
-use prh_core::experiment_report::{Row, Series, markdown_table, svg_bands};
-use prh_core::text_task::TextTask;
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::experiments::report::{Row, Series, markdown_table, svg_bands};
+use prh_core::models::text_encoder::TextEncoder;
+use prh_core::tasks::text::TextTask;
+use prh_core::text::corpus;
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::theory::view_kind::ViewKind;
+use prh_core::train::checkpoint::Checkpoint;
 use prh_core::train::{RunSink, TrainSummary, train};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -182,7 +182,7 @@ impl RunSink for LossSink {
 /// One objective x seed: both languages trained, their alignment over steps.
 #[derive(Serialize)]
 struct RunResult {
-    objective: Objective,
+    objective: ViewKind,
     seed: u64,
     /// Alignment at every recorded step; the last one carries the permutation null.
     curve: Vec<AlignmentPoint>,
@@ -195,20 +195,12 @@ struct RunResult {
 /// Final-step spread over seeds for one objective.
 #[derive(Serialize)]
 struct Summary {
-    objective: Objective,
+    objective: ViewKind,
     mutual_knn: SeedStats,
     null_mean: SeedStats,
     cka: SeedStats,
     r1_a_to_b: SeedStats,
     r1_b_to_a: SeedStats,
-}
-
-fn objective_name(o: Objective) -> &'static str {
-    match o {
-        Objective::Good => "good",
-        Objective::Bad => "bad",
-        Objective::NextToken => "next-token",
-    }
 }
 
 fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
@@ -221,7 +213,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
     let out = out_dir(args)?;
     let bi = Bilingual::load(&cfg, &source, &dir)?;
     let (n_fit, n_test) = (bi.n_fit, bi.n_test);
-    let base = cfg.train_config(&source, Objective::Good, 0, &spec.langs[0])?;
+    let base = cfg.train_config(&source, ViewKind::Good, 0, &spec.langs[0])?;
     eprintln!(
         "{}: {} objectives x {} seeds x 2 languages, {} steps each on {} training images; \
          probes {n_fit} {} + {n_test} {} images",
@@ -252,7 +244,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
                     }
                     export_run(
                         &out,
-                        objective_name(objective),
+                        objective.label(),
                         &spec.langs[l],
                         task,
                         summary,
@@ -303,10 +295,10 @@ fn export_run<B: AutodiffBackend>(
     let d = last.embeddings.len() / (n_fit + n_test);
     let test = &last.embeddings[n_fit * d..];
     let p = dir.join(format!("{objective}.{lang}.test.npy"));
-    prh_core::npy::write_npy(&p, &[n_test, d], test)
+    prh_core::formats::npy::write_npy(&p, &[n_test, d], test)
         .with_context(|| format!("writing {}", p.display()))?;
     if objective == "good" {
-        let bytes = prh_core::bundle::write_bundle(
+        let bytes = prh_core::tasks::bundle::write_bundle(
             &summary.model.valid(),
             &task.inner.spec,
             tokenizer,
@@ -390,7 +382,7 @@ fn write_report(
                 .filter(|r| r.objective == objective)
                 .map(|r| r.curve.iter().map(|p| (p.step, f(p))).collect())
                 .collect();
-            per_obj.push((objective_name(objective), bands(&curves)?));
+            per_obj.push((objective.label(), bands(&curves)?));
         }
         let series: Vec<Series<'_>> = per_obj
             .iter()
@@ -409,7 +401,7 @@ fn write_report(
     let rows: Vec<Row<'_>> = summaries
         .iter()
         .map(|s| Row {
-            label: objective_name(s.objective),
+            label: s.objective.label(),
             mutual_knn: s.mutual_knn,
             null_mean: s.null_mean,
             cka: s.cka,
@@ -450,15 +442,15 @@ fn write_report(
          [min, max]) is not evidence either way, and scores near the null mean the encoders share \
          no neighbourhood structure yet. Observed differences of seed means at the final step:\n\n",
     );
-    let good = summaries.iter().find(|s| s.objective == Objective::Good);
-    for s in summaries.iter().filter(|s| s.objective != Objective::Good) {
+    let good = summaries.iter().find(|s| s.objective == ViewKind::Good);
+    for s in summaries.iter().filter(|s| s.objective != ViewKind::Good) {
         if let Some(g) = good {
             let overlap =
                 g.mutual_knn.min <= s.mutual_knn.max && s.mutual_knn.min <= g.mutual_knn.max;
             md.push_str(&format!(
                 "- mutual k-NN good − {}: {:+.4} (seed ranges {}); CKA good − {0}: {:+.4}; \
                  R@1 {a}→{b} good − {0}: {:+.4}\n",
-                objective_name(s.objective),
+                s.objective.label(),
                 g.mutual_knn.mean - s.mutual_knn.mean,
                 if g.mutual_knn.n < 2 || s.mutual_knn.n < 2 {
                     "not comparable: one seed, no spread"

@@ -1,5 +1,5 @@
 //! `prh-native export`: write a run's encoder as the versioned bundle the web app loads
-//! (one `.safetensors` file: weights + spec + tokenizer + config; see `prh_core::bundle`).
+//! (one `.safetensors` file: weights + spec + tokenizer + config; see `prh_core::tasks::bundle`).
 //!
 //! ```text
 //! $ prh-native export --run runs/good-en
@@ -10,9 +10,9 @@ use anyhow::Result;
 #[cfg(feature = "cpu")]
 use anyhow::{Context, bail};
 #[cfg(feature = "cpu")]
-use prh_core::bundle::{BUNDLE_FORMAT, BUNDLE_VERSION, read_bundle, write_bundle};
+use prh_core::tasks::bundle::{BUNDLE_FORMAT, BUNDLE_VERSION, read_bundle, write_bundle};
 #[cfg(feature = "cpu")]
-use prh_core::checkpoint::write_atomic;
+use prh_core::train::checkpoint::write_atomic;
 use std::path::PathBuf;
 
 #[cfg(feature = "cpu")]

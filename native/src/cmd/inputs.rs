@@ -8,9 +8,9 @@
 //! ```
 
 use anyhow::{Context, Result};
-use prh_core::features::{self, Features};
+use prh_core::formats::features::{self, Features};
 use prh_core::linalg::Matrix;
-use prh_core::preprocess::Preprocess;
+use prh_core::measure::preprocess::Preprocess;
 use std::path::{Path, PathBuf};
 
 /// Two embedding files whose row i describes the same sample.

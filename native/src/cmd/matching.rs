@@ -19,8 +19,10 @@
 use super::inputs::{Inputs, LayerChoice};
 use anyhow::{Context, Result};
 use prh_core::linalg::Matrix;
-use prh_core::matching::{MatchOptions, accuracy, match_points, qap_objective, seeded_permutation};
-use prh_core::preprocess::Preprocess;
+use prh_core::measure::matching::{
+    MatchOptions, accuracy, match_points, qap_objective, seeded_permutation,
+};
+use prh_core::measure::preprocess::Preprocess;
 use std::time::Instant;
 
 /// Arguments of `prh-native match`.

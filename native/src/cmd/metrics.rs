@@ -24,11 +24,11 @@
 
 use super::inputs::Inputs;
 use anyhow::{Context, Result, bail};
-use prh_core::experiment_report::{ScalingSeries, svg_log_x};
-use prh_core::features::Features;
-use prh_core::gallery::gallery_curve;
-use prh_core::metrics::{MetricOptions, measure};
-use prh_core::preprocess::Preprocess;
+use prh_core::experiments::report::{ScalingSeries, svg_log_x};
+use prh_core::formats::features::Features;
+use prh_core::measure::gallery::gallery_curve;
+use prh_core::measure::metrics::{MetricOptions, measure};
+use prh_core::measure::preprocess::Preprocess;
 use std::path::PathBuf;
 
 /// Arguments of `prh-native metrics`.

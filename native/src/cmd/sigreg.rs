@@ -10,8 +10,8 @@
 //! Near `E[T] ~ 1` for Gaussian embeddings; of order `N` for collapsed ones.
 
 use anyhow::{Context, Result, bail};
-use prh_core::features;
-use prh_core::sigreg::{Quadrature, random_directions, slice_statistics};
+use prh_core::formats::features;
+use prh_core::train::sigreg::{Quadrature, random_directions, slice_statistics};
 use std::path::PathBuf;
 
 /// SIGReg (Epps–Pulley over random slices) of an embedding file.

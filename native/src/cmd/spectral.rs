@@ -10,9 +10,9 @@
 
 use anyhow::{Context, Result, bail};
 use prh_core::linalg::{Matrix, to_row_major};
-use prh_core::pair_graph::{self, Views};
-use prh_core::theorem::{self, SubspaceComparison};
-use prh_core::world::{Preset, PresetSpec, World};
+use prh_core::theory::pair_graph::{self, Pairing};
+use prh_core::theory::theorem::{self, SubspaceComparison};
+use prh_core::theory::world::{Preset, PresetSpec, World};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -81,7 +81,7 @@ pub struct Args {
 
 /// Writes a matrix `[n, d]` as a C-order float64 .npy file (through the core's writer).
 pub fn write_npy(path: &Path, m: &Matrix) -> Result<()> {
-    prh_core::features::write_npy(path, &[m.nrows(), m.ncols()], &to_row_major(m.as_ref()))
+    prh_core::formats::features::write_npy(path, &[m.nrows(), m.ncols()], &to_row_major(m.as_ref()))
         .with_context(|| format!("writing {}", path.display()))
 }
 
@@ -124,11 +124,11 @@ fn fmt_opt(x: Option<f64>) -> String {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let views = Views::parse(&args.views, args.alpha, args.drift)?;
+    let views = Pairing::parse(&args.views, args.alpha, args.drift)?;
     let views2 = args
         .views2
         .as_deref()
-        .map(|v| Views::parse(v, args.alpha, args.drift))
+        .map(|v| Pairing::parse(v, args.alpha, args.drift))
         .transpose()?;
     let world = args
         .world

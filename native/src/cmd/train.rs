@@ -19,13 +19,15 @@ use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::checkpoint::{Checkpoint, module_from_bytes, write_atomic};
-use prh_core::config::{ModelConfig, Objective, TrainConfig};
-use prh_core::corpus::{self, Corpus};
-use prh_core::encoder::{EncoderSpec, TextEncoder};
-use prh_core::features::{self, Features};
-use prh_core::text_task::{EvalSet, TextTask, embed_texts};
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::formats::features::{self, Features};
+use prh_core::models::text_encoder::ModelConfig;
+use prh_core::models::text_encoder::{EncoderSpec, TextEncoder};
+use prh_core::tasks::text::TrainConfig;
+use prh_core::tasks::text::{EvalSet, TextTask, embed_texts};
+use prh_core::text::corpus::{self, Corpus};
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::theory::view_kind::ViewKind;
+use prh_core::train::checkpoint::{Checkpoint, module_from_bytes, write_atomic};
 use prh_core::train::{RunSink, train_on_devices};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -120,9 +122,9 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
 }
 
 /// The seeded group stream over the shard files named by `data.path` (comma list or globs).
-fn shard_stream(cfg: &TrainConfig) -> Result<prh_core::shards::ShardStream> {
-    let paths = prh_core::shards::resolve_shards(&cfg.data.path)?;
-    Ok(prh_core::shards::ShardStream::from_files(
+fn shard_stream(cfg: &TrainConfig) -> Result<prh_core::text::shards::ShardStream> {
+    let paths = prh_core::text::shards::resolve_shards(&cfg.data.path)?;
+    Ok(prh_core::text::shards::ShardStream::from_files(
         paths,
         cfg.data.shuffle_buffer,
         cfg.run.seed,
@@ -164,7 +166,7 @@ impl FsSink {
         dir: &Path,
         restart: bool,
         start_step: usize,
-        run: &prh_core::config::RunConfig,
+        run: &prh_core::train::config::RunConfig,
         label: &str,
         samples_per_step: usize,
     ) -> Result<Self> {
@@ -369,11 +371,11 @@ fn train_on<B: AutodiffBackend>(
     };
     // Fail now, not at the first checkpoint, if the folder cannot be written (the free
     // space check needs the model size and follows once the model is built).
-    prh_core::checkpoint::check_writable(&dir)?;
+    prh_core::train::checkpoint::check_writable(&dir)?;
     let data = args.data.as_deref();
     let mut train_corpus = load_corpus(&cfg, data, false)?.context("no training corpus")?;
     train_corpus.truncate(cfg.data.max_groups);
-    if cfg.run.objective == Objective::Good {
+    if cfg.run.objective == ViewKind::Good {
         // Good views pair two different texts of a group; a one-text group would silently
         // give bad views, so skip it (counted) and fail when none remain.
         let source = match cfg.data.source.as_str() {
@@ -422,7 +424,7 @@ fn train_on<B: AutodiffBackend>(
         .spec
         .init::<B>(&device)
         .map(|m| prh_core::backend::burn::module::Module::num_params(&m))?;
-    prh_core::checkpoint::preflight(&dir, params)?;
+    prh_core::train::checkpoint::preflight(&dir, params)?;
     if resume.is_none() {
         write_atomic(&tok_path, task.tokenizer.to_json()?.as_bytes())?;
         write_atomic(&dir.join("config.toml"), config_toml.as_bytes())?;

@@ -20,13 +20,16 @@ use super::train::{Args, FsSink, new_run_dir};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::checkpoint::{Checkpoint, write_atomic};
-use prh_core::config::{TaskKind, task_kind};
-use prh_core::demo::paired_seed;
-use prh_core::render_text::caption_tokenizer;
 use prh_core::scene::SceneWorld;
-use prh_core::scene_run::{SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene};
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::scene::render_text::caption_tokenizer;
+use prh_core::scene::theory::paired_seed;
+use prh_core::tasks::TaskKind;
+use prh_core::tasks::scene::{
+    SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene,
+};
+use prh_core::tasks::task_kind;
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::train::checkpoint::{Checkpoint, write_atomic};
 use std::path::{Path, PathBuf};
 
 /// Whether the run `args` names is a scene task (its config's `task.kind`, after
@@ -203,7 +206,7 @@ fn write_embeddings<B: Backend>(
     let d = rows.first().map_or(0, Vec::len);
     let flat: Vec<f64> = rows.into_iter().flatten().collect();
     let path = dir.join("embeddings.npy");
-    prh_core::features::write_npy(&path, &[views.len(), d], &flat)
+    prh_core::formats::features::write_npy(&path, &[views.len(), d], &flat)
         .with_context(|| format!("writing {}", path.display()))?;
     let ids: String = views
         .iter()

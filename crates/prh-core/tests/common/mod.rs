@@ -5,11 +5,12 @@
 
 use prh_core::Error;
 use prh_core::backend::CpuTrain;
-use prh_core::checkpoint::Checkpoint;
-use prh_core::config::{TokenizerConfig, TrainConfig};
-use prh_core::corpus::Group;
-use prh_core::text_task::TextTask;
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::tasks::text::TextTask;
+use prh_core::tasks::text::TrainConfig;
+use prh_core::text::corpus::Group;
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::text::tokenizer::TokenizerConfig;
+use prh_core::train::checkpoint::Checkpoint;
 use prh_core::train::{MemorySink, RunSink, train};
 
 /// 40 groups of 3 captions ("a red dog runs in the park", ...).

@@ -5,17 +5,19 @@
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::config::Objective;
-use prh_core::corpus::{self, Corpus};
-use prh_core::encoder::TextEncoder;
-use prh_core::experiment::{AlignmentPoint, ExperimentConfig, RecordingTask, Snapshot};
-use prh_core::text_task::TextTask;
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::experiments::multilingual::{
+    AlignmentPoint, ExperimentConfig, RecordingTask, Snapshot,
+};
+use prh_core::models::text_encoder::TextEncoder;
+use prh_core::tasks::text::TextTask;
+use prh_core::text::corpus::{self, Corpus};
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::TrainSummary;
 use std::path::Path;
 use std::time::Instant;
 
-use super::{objective_name, train_recording};
+use super::train_recording;
 
 /// Both languages' corpora, tokenizers and probe texts.
 pub(super) struct Bilingual {
@@ -76,7 +78,7 @@ impl Bilingual {
                 spec.langs[1]
             );
         }
-        let base = cfg.train_config(source, Objective::Good, 0, &spec.langs[0])?;
+        let base = cfg.train_config(source, ViewKind::Good, 0, &spec.langs[0])?;
         let mut corpora = Vec::new();
         let mut toks = Vec::new();
         for lang in &spec.langs {
@@ -118,7 +120,7 @@ impl Bilingual {
         &self,
         cfg: &ExperimentConfig,
         source: &str,
-        objective: Objective,
+        objective: ViewKind,
         seed: u64,
         steps: Option<usize>,
         eval_every: usize,
@@ -146,21 +148,16 @@ impl Bilingual {
                 inner,
                 self.probes[l].clone(),
                 &config_toml,
-                &format!("{} s{seed} {lang}", objective_name(objective)),
+                &format!("{} s{seed} {lang}", objective.label()),
                 device,
             )
-            .with_context(|| {
-                format!(
-                    "training {} seed {seed} ({lang})",
-                    objective_name(objective)
-                )
-            })?;
+            .with_context(|| format!("training {} seed {seed} ({lang})", objective.label()))?;
             train_s[l] = t.elapsed().as_secs_f64();
             final_loss[l] = summary.last_loss;
             on_trained(l, &task, &summary, &config_toml)?;
             eprintln!(
                 "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
-                objective_name(objective),
+                objective.label(),
                 summary.steps,
                 summary.last_loss,
                 train_s[l]
@@ -184,7 +181,7 @@ impl Bilingual {
     ) -> Result<Vec<AlignmentPoint>> {
         let spec = &cfg.spec;
         let d = cfg
-            .train_config(source, Objective::Good, 0, &spec.langs[0])?
+            .train_config(source, ViewKind::Good, 0, &spec.langs[0])?
             .model
             .dims()?
             .0;
@@ -195,7 +192,7 @@ impl Bilingual {
                 bail!("snapshot steps differ: {} vs {}", a.step, b.step);
             }
             let shuffles = if i + 1 == last { spec.null_shuffles } else { 0 };
-            curve.push(prh_core::experiment::align_point(
+            curve.push(prh_core::experiments::multilingual::align_point(
                 a.step,
                 &a.embeddings,
                 d,

@@ -3,20 +3,20 @@
 //! or, with `experiment.scaling.measure = "multilingual"`, mutual 10-NN between English
 //! and German encoders trained apart (the views-multilingual measurement) — one run per
 //! objective and budget (each with its own warmup and cosine schedule); the law
-//! `a - b n^-c` ([`prh_core::scaling_law`]) is fit per objective, checked on a held-out
+//! `a - b n^-c` ([`prh_core::experiments::scaling_law`]) is fit per objective, checked on a held-out
 //! budget, and used for the sample-efficiency ratio (the paper's 42x).
 
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::config::Objective;
-use prh_core::experiment_report::{ScalingSeries, svg_scaling};
-use prh_core::scaling_law::{PowerLaw, fit};
+use prh_core::experiments::report::{ScalingSeries, svg_scaling};
+use prh_core::experiments::scaling_law::{PowerLaw, fit};
+use prh_core::theory::view_kind::ViewKind;
 use serde::Serialize;
 use std::time::Instant;
 
 use super::bilingual::Bilingual;
 use super::vision::{VisionData, load, score, train_one};
-use super::{Args, load_config, objective_name, out_dir};
+use super::{Args, load_config, out_dir};
 
 /// One run: objective, seed, budget and its final scores.
 #[derive(Serialize)]
@@ -68,12 +68,12 @@ impl Measure {
 
     /// Tokens one training sample reads: good views read a whole group (spans of its
     /// different texts), bad views and next-token one text.
-    fn tokens_per_sample(&self, objective: Objective) -> f64 {
+    fn tokens_per_sample(&self, objective: ViewKind) -> f64 {
         let (text, group) = match self {
             Measure::Vision(d) => (d.tokens_per_text, d.tokens_per_group),
             Measure::Multilingual(b) => (b.tokens_per_text, b.tokens_per_group),
         };
-        if objective == Objective::Good {
+        if objective == ViewKind::Good {
             group
         } else {
             text
@@ -137,7 +137,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             "experiment.scaling.measure: expected \"vision\" or \"multilingual\", got \"{measure}\""
         );
     }
-    let dir = prh_core::corpus::data_dir(args.data.as_deref()).context(
+    let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
     )?;
     let out = out_dir(args)?;
@@ -147,7 +147,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         Measure::Vision(Box::new(load(args, &cfg, &source, &dir)?))
     };
     let batch = cfg
-        .train_config(&source, Objective::Good, 0, "en")?
+        .train_config(&source, ViewKind::Good, 0, "en")?
         .views
         .batch_size as f64;
     eprintln!(
@@ -162,7 +162,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
     let mut points = Vec::new();
     let mut curves = Vec::new();
     for &objective in &spec.objectives {
-        let name = objective_name(objective);
+        let name = objective.label();
         // Good views read a whole group per sample (spans of its different texts); bad
         // views and next-token one text.
         let tps = measure.tokens_per_sample(objective);

@@ -4,15 +4,15 @@
 
 use anyhow::{Context, Result};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::config::Objective;
-use prh_core::experiment::bands;
-use prh_core::experiment_report::{Series, svg_bands};
-use prh_core::experiment_vision::VisionScores;
+use prh_core::experiments::multilingual::bands;
+use prh_core::experiments::report::{Series, svg_bands};
+use prh_core::experiments::vision::VisionScores;
+use prh_core::theory::view_kind::ViewKind;
 use serde::Serialize;
 use std::time::Instant;
 
 use super::vision::{load, score, stats_of, train_one, write_exports};
-use super::{Args, load_config, objective_name, out_dir};
+use super::{Args, load_config, out_dir};
 
 /// One objective x seed: scores at each recorded step (the last with null and matcher).
 #[derive(Serialize)]
@@ -28,12 +28,12 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
-    let dir = prh_core::corpus::data_dir(args.data.as_deref()).context(
+    let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
     )?;
     let out = out_dir(args)?;
     let data = load(args, &cfg, &source, &dir)?;
-    let base = cfg.train_config(&source, Objective::Good, 0, "en")?;
+    let base = cfg.train_config(&source, ViewKind::Good, 0, "en")?;
     eprintln!(
         "{}: {} objectives x {} seeds, {} steps of batch {} on {} groups ({} WordNet synsets, \
          {} ImageNet synsets left out, {} Multi30k images); probes: 1,000 class texts",
@@ -71,7 +71,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
                     && let Some(bundle) = &tr.bundle
                 {
                     let fit = serde_json::json!({
-                        "objective": objective_name(objective),
+                        "objective": objective.label(),
                         "seed": seed,
                         "step": snap.step,
                         "text": "lemmas: definition",
@@ -84,7 +84,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
                         "r1_t2i_imagenet100": s.r1_t2i,
                         "r5_t2i_imagenet100": s.r5_t2i,
                     });
-                    write_exports(&out, objective_name(objective), bundle, &data, &map, &fit)?;
+                    write_exports(&out, objective.label(), bundle, &data, &map, &fit)?;
                 }
                 curve.push((snap.step, s));
             }
@@ -97,7 +97,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
                 init_points.push(score(&data, &cfg, &first.embeddings, tr.d, seed, true)?.0);
             }
             runs.push(Run {
-                objective: objective_name(objective).to_string(),
+                objective: objective.label().to_string(),
                 seed,
                 curve,
                 final_loss: tr.final_loss,
@@ -108,7 +108,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
     // Summaries: final step per objective, plus the random-init row.
     let mut rows: Vec<(String, serde_json::Value)> = Vec::new();
     for &objective in &spec.objectives {
-        let name = objective_name(objective);
+        let name = objective.label();
         let fin: Vec<VisionScores> = runs
             .iter()
             .filter(|r| r.objective == name)
@@ -154,7 +154,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
     for (key, label, f) in plots {
         let mut per = Vec::new();
         for &objective in &spec.objectives {
-            let name = objective_name(objective);
+            let name = objective.label();
             let curves: Vec<Vec<(usize, f64)>> = runs
                 .iter()
                 .filter(|r| r.objective == name)
@@ -214,7 +214,7 @@ fn cell(v: &serde_json::Value, key: &str) -> String {
 fn report_md(
     args: &Args,
     source: &str,
-    cfg: &prh_core::experiment::ExperimentConfig,
+    cfg: &prh_core::experiments::multilingual::ExperimentConfig,
     data: &super::vision::VisionData,
     rows: &[(String, serde_json::Value)],
     plots: &[String],

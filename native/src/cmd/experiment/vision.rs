@@ -1,6 +1,6 @@
 //! `views-vision` and `scaling`: text encoders trained on multi-view concept text
 //! (WordNet noun synsets + English Multi30k captions), measured against EfficientNet-Lite0's
-//! ImageNet class vectors ([`prh_core::experiment_vision`]).
+//! ImageNet class vectors ([`prh_core::experiments::vision`]).
 //!
 //! - `views-vision`: per objective and seed one encoder; the 1,000 class texts are
 //!   embedded at step 0, every `eval_every` steps and at the end; a random-init row is the
@@ -11,21 +11,21 @@
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::bundle::write_bundle;
-use prh_core::config::Objective;
-use prh_core::corpus::{self, Group};
-use prh_core::experiment::{ExperimentConfig, SeedStats, Snapshot, seed_stats};
-use prh_core::experiment_vision::{
+use prh_core::experiments::multilingual::{ExperimentConfig, SeedStats, Snapshot, seed_stats};
+use prh_core::experiments::vision::{
     ClassMap, ImagenetClass, VisionOptions, VisionScores, imagenet_export, parse_classes,
     vision_alignment,
 };
-use prh_core::text_task::TextTask;
-use prh_core::tokenizer::TextTokenizer;
+use prh_core::tasks::bundle::write_bundle;
+use prh_core::tasks::text::TextTask;
+use prh_core::text::corpus::{self, Group};
+use prh_core::text::tokenizer::TextTokenizer;
+use prh_core::theory::view_kind::ViewKind;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::{Args, objective_name, train_recording};
+use super::{Args, train_recording};
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
 pub(super) struct VisionData {
@@ -58,7 +58,8 @@ pub(super) fn load(
     let classes = parse_classes(&tsv.display().to_string(), std::io::BufReader::new(f))?;
     let npy = inet.join("efficientnet_lite0_fc_weight.npy");
     let f = std::fs::File::open(&npy).with_context(|| format!("opening {}", npy.display()))?;
-    let (shape, vision) = prh_core::npy::read_npy(&npy.display().to_string(), "weight", f)?;
+    let (shape, vision) =
+        prh_core::formats::npy::read_npy(&npy.display().to_string(), "weight", f)?;
     if shape.len() != 2 || shape[0] != classes.len() {
         bail!(
             "{}: expected shape [{}, d], found {shape:?}",
@@ -85,7 +86,7 @@ pub(super) fn load(
     }
     // Training corpus: WordNet synsets (minus the ImageNet classes if asked) + captions.
     let wn_dir = PathBuf::from(&v.wordnet);
-    let mut synsets = prh_core::wordnet::read_nouns(&wn_dir)
+    let mut synsets = prh_core::text::wordnet::read_nouns(&wn_dir)
         .with_context(|| format!("experiment.vision.wordnet = {}", wn_dir.display()))?;
     let eval_ids: HashSet<&str> = classes.iter().map(|c| c.wnid.as_str()).collect();
     let before = synsets.len();
@@ -100,13 +101,13 @@ pub(super) fn load(
     let n_wn = groups.len();
     let mut n_cap = 0;
     if v.multi30k {
-        let base = cfg.train_config(source, Objective::Good, 0, "en")?;
+        let base = cfg.train_config(source, ViewKind::Good, 0, "en")?;
         let mut c = corpus::read_multi30k(data_dir, &base.data.train_split, "en")?;
         c.truncate(v.multi30k_groups);
         n_cap = c.groups.len();
         groups.extend(c.groups);
     }
-    let base = cfg.train_config(source, Objective::Good, 0, "en")?;
+    let base = cfg.train_config(source, ViewKind::Good, 0, "en")?;
     let all_texts = groups
         .iter()
         .flat_map(|g| g.texts.iter().map(String::as_str));
@@ -153,7 +154,7 @@ pub(super) fn train_one<B: AutodiffBackend>(
     cfg: &ExperimentConfig,
     source: &str,
     data: &VisionData,
-    objective: Objective,
+    objective: ViewKind,
     seed: u64,
     steps: Option<usize>,
     eval_every: usize,
@@ -175,10 +176,10 @@ pub(super) fn train_one<B: AutodiffBackend>(
         inner,
         data.class_texts.clone(),
         &config_toml,
-        &format!("{} s{seed}", objective_name(objective)),
+        &format!("{} s{seed}", objective.label()),
         device,
     )
-    .with_context(|| format!("training {} seed {seed}", objective_name(objective)))?;
+    .with_context(|| format!("training {} seed {seed}", objective.label()))?;
     let bundle = if keep_bundle {
         Some(write_bundle(
             &summary.model.valid(),
@@ -192,7 +193,7 @@ pub(super) fn train_one<B: AutodiffBackend>(
     let train_s = t.elapsed().as_secs_f64();
     eprintln!(
         "{} seed {seed}: {} steps, loss {:.4}, {:.1} s",
-        objective_name(objective),
+        objective.label(),
         summary.steps,
         summary.last_loss,
         train_s

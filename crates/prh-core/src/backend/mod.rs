@@ -1,0 +1,76 @@
+//! **Wing `backend`**: the concrete burn backends, custom autodiff ops and the compute
+//! kernels (SIMD GELU, fused AdamW) behind them.
+//! May use: `linalg` (nothing of the paper).
+//!
+//! The concrete burn backends, chosen by cargo feature (never by a code edit):
+//! `cpu` -> ndarray (the core's default and the browser's CPU fallback), `flex` -> burn-flex
+//! (the native binary's default CPU backend), `wgpu` -> wgpu, `cuda` -> CUDA, each wrapped
+//! in `Autodiff` for training. The core is generic over `B: Backend`; only binaries name these types.
+
+pub mod adamw_kernel;
+#[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
+pub mod flex_ops;
+pub mod gelu;
+
+pub use burn;
+
+/// Training backend on the CPU (ndarray).
+#[cfg(all(feature = "cpu", not(feature = "flex")))]
+pub type CpuTrain = burn::backend::Autodiff<burn::backend::NdArray>;
+/// Inference backend on the CPU.
+#[cfg(all(feature = "cpu", not(feature = "flex")))]
+pub type Cpu = burn::backend::NdArray;
+
+/// Training backend on the CPU (burn-flex).
+#[cfg(feature = "flex")]
+pub type CpuTrain = burn::backend::Autodiff<burn::backend::Flex>;
+/// Inference backend on the CPU (burn-flex).
+#[cfg(feature = "flex")]
+pub type Cpu = burn::backend::Flex;
+
+/// Training backend through wgpu (Vulkan / Metal / DX12 / WebGPU).
+#[cfg(feature = "wgpu")]
+pub type WgpuTrain = burn::backend::Autodiff<burn::backend::Wgpu>;
+/// Inference backend through wgpu.
+#[cfg(feature = "wgpu")]
+pub type Wgpu = burn::backend::Wgpu;
+
+/// Training backend on NVIDIA GPUs (CUDA; the driver is loaded at run time).
+#[cfg(feature = "cuda")]
+pub type CudaTrain = burn::backend::Autodiff<burn::backend::Cuda>;
+/// Inference backend on CUDA.
+#[cfg(feature = "cuda")]
+pub type Cuda = burn::backend::Cuda;
+
+/// The backends compiled into this build, for `--device` help and errors.
+pub fn compiled() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if cfg!(feature = "cpu") {
+        v.push("cpu");
+    }
+    if cfg!(feature = "wgpu") {
+        v.push("wgpu");
+    }
+    if cfg!(feature = "cuda") {
+        v.push("cuda");
+    }
+    v
+}
+
+/// How the CPU backend was built (library, threads, matmul), for benchmark headers.
+pub fn cpu_backend_description() -> String {
+    if cfg!(feature = "flex") {
+        let threads = if cfg!(feature = "cpu-fast") {
+            "rayon threads"
+        } else {
+            "1 thread"
+        };
+        return format!("burn-flex ({threads}, gemm matmul)");
+    }
+    let matmul = if cfg!(feature = "blas") {
+        "OpenBLAS matmul"
+    } else {
+        "matrixmultiply matmul"
+    };
+    format!("burn ndarray (1 thread, {matmul})")
+}

@@ -1,0 +1,714 @@
+//! The demo's experiment (paper §2–3 end to end on the scene world): what the theorem
+//! predicts for good and bad views, and how close separately trained image and text
+//! encoders come to it.
+//!
+//! ```text
+//! cargo run --release -p prh-native -- demo
+//! ```
+//!
+//! This module holds the browser-safe parts (no files, no clocks): the exact theory of
+//! [`crate::scene::SceneWorld`] and the comparison of learned embeddings with it. The CLI
+//! (`native/src/cmd/demo.rs`) drives training, progress and the report folder.
+
+use crate::linalg::Matrix;
+use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
+use crate::measure::preprocess::l2_normalize_rows;
+use crate::measure::retrieval::align_and_rank;
+use crate::scene::theory::{
+    LearnedVsTheory, ModalityTheory, augmented_views, compare_to_theory, modality_theory,
+    paired_seed, paired_views, predicted_rows, probe_seed,
+};
+use crate::scene::{Modality, SceneWorld};
+use crate::{Error, Result};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::scene::SceneConfig;
+use crate::tasks::TaskConfig;
+use crate::tasks::TaskKind;
+use crate::tasks::scene::{Observation, SceneModel, SceneTrainConfig, SceneViewsConfig};
+use crate::theory::view_kind::ViewKind;
+use crate::train::config::LossKind;
+use crate::train::config::OptimConfig;
+use crate::train::config::RunConfig;
+use burn::prelude::Backend;
+
+/// The two-modality comparison on the joint space Z x U_image x U_text (paper §2, the
+/// Davis–Kahan argument), in the conventions of [`crate::theory::theorem::compare`] with the
+/// trivial pair skipped (both kernels share p there).
+#[derive(Debug, Clone, Serialize)]
+pub struct CrossTheory {
+    /// ||sin Theta(U_image, U_text)||_op: 0 when the predicted subspaces coincide.
+    pub sin_theta_op: f64,
+    /// ||sin Theta||_F.
+    pub sin_theta_fro: f64,
+    /// Principal angles between the two predicted subspaces, in degrees, ascending.
+    pub principal_angles_deg: Vec<f64>,
+    /// ||K_text - K_image||_op.
+    pub e_op: f64,
+    /// ||K_text - K_image||_F.
+    pub e_fro: f64,
+    /// ||(K_text - K_image) U_image||_op / (lambda_d(K_image) - lambda_{d+1}(K_text));
+    /// `None` when the denominator is not positive.
+    pub davis_kahan_bound: Option<f64>,
+    /// 2 min(sqrt(d) ||E||_op, ||E||_F) / Yu–Wang–Samworth gap of K_image; `None` if <= 0.
+    pub yws_bound: Option<f64>,
+}
+
+/// Theory of one view kind: both modalities and their comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindTheory {
+    /// Good or bad views.
+    pub kind: ViewKind,
+    /// Representation dimension d.
+    pub d: usize,
+    /// The image modality.
+    pub image: ModalityTheory,
+    /// The text modality.
+    pub text: ModalityTheory,
+    /// Image vs text.
+    pub cross: CrossTheory,
+}
+
+/// One joint eigenspace of both kernels: K_image and K_text on Z x U_i x U_t are
+/// Kronecker products of per-factor kernels v I + (1 - v) sqrt(p) sqrt(p)^T that share
+/// their eigenvectors (sqrt(p_f) and its complement, the same p_f for both), so they are
+/// diagonal in one basis, indexed by the subset S of factors taking a non-trivial vector.
+struct Block {
+    /// prod_{f in S} (n_f - 1).
+    mult: usize,
+    /// Eigenvalue under K_image: prod_{f in S} a_f.
+    a: f64,
+    /// Eigenvalue under K_text.
+    b: f64,
+}
+
+fn joint_blocks(world: &SceneWorld, kind: ViewKind) -> Vec<Block> {
+    let (vi, vt) = (
+        world.visibility(Modality::Image),
+        world.visibility(Modality::Text),
+    );
+    let bad = kind == ViewKind::Bad;
+    // (n_f, a_f, b_f): the 4 state factors, then the image and the text nuisance.
+    let mut factors: Vec<(usize, f64, f64)> = (0..4)
+        .map(|f| (world.config.cardinality[f], vi.factors[f], vt.factors[f]))
+        .collect();
+    factors.push((
+        world.q(Modality::Image).len(),
+        if bad { vi.nuisance } else { 0.0 },
+        0.0,
+    ));
+    factors.push((
+        world.q(Modality::Text).len(),
+        0.0,
+        if bad { vt.nuisance } else { 0.0 },
+    ));
+    (1..1usize << factors.len())
+        .map(|set| {
+            let chosen = factors
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| set & (1 << i) != 0);
+            chosen.fold(
+                Block {
+                    mult: 1,
+                    a: 1.0,
+                    b: 1.0,
+                },
+                |acc, (_, &(n, a, b))| Block {
+                    mult: acc.mult * (n - 1),
+                    a: acc.a * a,
+                    b: acc.b * b,
+                },
+            )
+        })
+        .collect()
+}
+
+/// How many of each block's dimensions a top-d window takes (blocks sorted by `key`
+/// descending; a window ending inside a degenerate block takes part of it), and the
+/// eigenvalues at positions d and d + 1 of the non-trivial spectrum.
+fn window(blocks: &[Block], key: impl Fn(&Block) -> f64, d: usize) -> (Vec<usize>, f64, f64, f64) {
+    let mut order: Vec<usize> = (0..blocks.len()).collect();
+    order.sort_by(|&i, &j| key(&blocks[j]).total_cmp(&key(&blocks[i])));
+    let mut taken = vec![0; blocks.len()];
+    let (mut left, mut last, mut next) = (d, f64::NAN, f64::NEG_INFINITY);
+    for &i in &order {
+        if left == 0 {
+            next = key(&blocks[i]);
+            break;
+        }
+        taken[i] = blocks[i].mult.min(left);
+        left -= taken[i];
+        last = key(&blocks[i]);
+        if taken[i] < blocks[i].mult {
+            // The window ends inside a degenerate block: no gap.
+            next = last;
+            break;
+        }
+    }
+    let first = order.first().map_or(f64::NAN, |&i| key(&blocks[i]));
+    (taken, first, last, next)
+}
+
+/// Image vs text on the joint space in closed form (see [`Block`]): principal angles are 0
+/// for shared eigenspaces and 90 degrees otherwise; E = K_text - K_image is diagonal with
+/// entries b - a. Dense equivalent: [`crate::theory::theorem::compare`] on
+/// [`SceneWorld::pi_joint`] (equal to 1e-9 in the tests), which needs three O(n^3)
+/// decompositions of an n = 3072 matrix for the demo world; this needs none.
+pub fn cross_theory(world: &SceneWorld, kind: ViewKind, d: usize) -> CrossTheory {
+    let blocks = joint_blocks(world, kind);
+    let (t1, top1, last1, next1) = window(&blocks, |b| b.a, d);
+    let (t2, _, _, next2) = window(&blocks, |b| b.b, d);
+    let shared: usize = t1.iter().zip(&t2).map(|(x, y)| x.min(y)).sum();
+    let mut angles = vec![0.0; shared];
+    angles.extend(std::iter::repeat_n(90.0, d - shared));
+    let diff = |b: &Block| (b.b - b.a).abs();
+    let e_op = blocks.iter().map(diff).fold(0.0, f64::max);
+    let e_fro = blocks
+        .iter()
+        .map(|b| b.mult as f64 * diff(b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let eu_op = blocks
+        .iter()
+        .zip(&t1)
+        .filter(|(_, t)| **t > 0)
+        .map(|(b, _)| diff(b))
+        .fold(0.0, f64::max);
+    let dk_gap = last1 - next2;
+    // YWS: the window sits below the trivial eigenvalue 1, so its gap is the smaller of the
+    // separations above and below it.
+    let yws_gap = (last1 - next1).min(1.0 - top1);
+    let bound = |num: f64, gap: f64| (gap > 0.0).then(|| num / gap);
+    CrossTheory {
+        sin_theta_op: if shared < d { 1.0 } else { 0.0 },
+        sin_theta_fro: ((d - shared) as f64).sqrt(),
+        principal_angles_deg: angles,
+        e_op,
+        e_fro,
+        davis_kahan_bound: bound(eu_op, dk_gap),
+        yws_bound: bound(2.0 * ((d as f64).sqrt() * e_op).min(e_fro), yws_gap),
+    }
+}
+
+/// The full theory of one view kind: both modalities' spectra and F, and the sin-theta
+/// distance between their predicted subspaces next to the Davis–Kahan and
+/// Yu–Wang–Samworth bounds (paper §2).
+pub fn kind_theory(world: &SceneWorld, kind: ViewKind, d: usize) -> Result<KindTheory> {
+    Ok(KindTheory {
+        kind,
+        d,
+        image: modality_theory(world, Modality::Image, kind, d)?,
+        text: modality_theory(world, Modality::Text, kind, d)?,
+        cross: cross_theory(world, kind, d),
+    })
+}
+
+/// Image-vs-text alignment on paired states (paper §5).
+#[derive(Debug, Clone, Serialize)]
+pub struct Alignment {
+    /// Mutual k-NN on L2-normalised rows (PRH convention).
+    pub mutual_knn: f64,
+    /// Its permutation null: mean and std over shuffled pairings.
+    pub mutual_knn_null: [f64; 2],
+    /// Linear CKA (biased HSIC, PRH `cka`).
+    pub cka: f64,
+    /// Linear CKA with Song et al.'s unbiased HSIC (PRH `unbiased_cka`): near 0 for
+    /// unrelated sets, where biased CKA is inflated by width and small N.
+    pub unbiased_cka: f64,
+    /// R@1 ranking captions for each held-out picture through the rotation fitted on the
+    /// other states.
+    pub r1_image_to_text: f64,
+    /// R@1 ranking pictures for each held-out caption.
+    pub r1_text_to_image: f64,
+    /// R@1 of a random ranking: 1 / n_test.
+    pub r1_chance: f64,
+    /// Pairs used to fit the rotation, and held out.
+    pub n_fit: usize,
+    /// Held-out pairs ranked.
+    pub n_test: usize,
+    /// Neighbours k.
+    pub k: usize,
+}
+
+/// Mutual k-NN (with a 100-shuffle permutation null), linear CKA, and R@1 after a
+/// Procrustes rotation fitted on a random half of the states and tested on the other half.
+///
+/// # Shapes
+/// `image [n, d]`, `text [n, e]` (row i = state i in both)
+pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<Alignment> {
+    let n = image.nrows();
+    if text.nrows() != n || n < 4 {
+        return Err(Error::invalid(format!(
+            "alignment needs >= 4 paired rows, got {n} and {}",
+            text.nrows()
+        )));
+    }
+    let centred = |m: &Matrix| {
+        let mu: Vec<f64> = (0..m.ncols())
+            .map(|j| (0..n).map(|i| m[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        Matrix::from_fn(n, m.ncols(), |i, j| m[(i, j)] - mu[j])
+    };
+    let (a, b) = (centred(image), centred(text));
+    let (mut an, mut bn) = (a.clone(), b.clone());
+    l2_normalize_rows(&mut an);
+    l2_normalize_rows(&mut bn);
+    let k = k.min(n - 1);
+    let (ka, kb) = (
+        knn_from_gram(gram(an.as_ref()).as_ref(), k, true)?,
+        knn_from_gram(gram(bn.as_ref()).as_ref(), k, true)?,
+    );
+    let (null_mean, null_std) = mutual_knn_null(&ka, &kb, 100, seed)?;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
+    let (fit, test) = order.split_at(n / 2);
+    let rows =
+        |m: &Matrix, idx: &[usize]| Matrix::from_fn(idx.len(), m.ncols(), |r, c| m[(idx[r], c)]);
+    let report = align_and_rank(
+        rows(&a, fit).as_ref(),
+        rows(&b, fit).as_ref(),
+        rows(&a, test).as_ref(),
+        rows(&b, test).as_ref(),
+    )?;
+    Ok(Alignment {
+        mutual_knn: mutual_knn(&ka, &kb)?,
+        mutual_knn_null: [null_mean, null_std],
+        cka: crate::measure::cka::cka(gram(a.as_ref()).as_ref(), gram(b.as_ref()).as_ref())?,
+        unbiased_cka: crate::measure::cka::unbiased_cka(
+            gram(a.as_ref()).as_ref(),
+            gram(b.as_ref()).as_ref(),
+        )?,
+        r1_image_to_text: report.a_to_b.r1,
+        r1_text_to_image: report.b_to_a.r1,
+        r1_chance: report.chance.r1,
+        n_fit: fit.len(),
+        n_test: test.len(),
+        k,
+    })
+}
+
+/// The CPU training backend the CLI and the tests use ([`crate::backend::CpuTrain`]:
+/// burn-flex with the `flex` feature, else ndarray, under autodiff).
+#[cfg(feature = "cpu")]
+pub type CpuBackend = crate::backend::CpuTrain;
+
+/// Settings of the demo: one scene run config per modality ([`SceneTrainConfig`], the
+/// type `prh-native train` reads for `scene-image` / `scene-caption`), whose
+/// `run.objective` is set per view kind by [`DemoConfig::run_config`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DemoConfig {
+    /// The image runs (`task.kind = "scene-image"`).
+    pub image: SceneTrainConfig,
+    /// The caption runs (`task.kind = "scene-caption"`).
+    pub caption: SceneTrainConfig,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+    /// Seed of the evaluation draws.
+    pub seed: u64,
+    /// The objectives trained, each on both view kinds and both modalities: the
+    /// theorem's (`spectral`) and the paper's (`sigreg`).
+    pub losses: Vec<LossKind>,
+    /// What the encoders observe, each a full set of runs: `symbolic` (the objective and
+    /// the optimiser alone) and `rendered` (pictures and captions).
+    pub observations: Vec<Observation>,
+    /// Step budget of the symbolic runs (they stop on their plateau; a step costs ~1 ms
+    /// with the spectral loss, so the bad views' slow subspace has room to settle).
+    pub symbolic_steps: usize,
+}
+
+impl DemoConfig {
+    /// The full demo: 192 states, d = 11, 600 image and 400 caption steps, batches of 64
+    /// states x 4 views on two data-parallel replicas, peak lr 2e-3 (short runs on small
+    /// models tolerate more than the paper's 5e-4) after 40 warmup steps; a few CPU
+    /// minutes in release.
+    pub fn full(seed: u64) -> Self {
+        Self::with_world(SceneConfig::demo(seed), seed, [600, 400], 64, 40)
+    }
+
+    /// The quick demo (tests): 72 states, d = 8, at most 40 steps per run, batches of 32,
+    /// an evaluation and a plateau window every 10 steps.
+    pub fn quick(seed: u64) -> Self {
+        let mut c = Self::with_world(SceneConfig::quick(seed), seed, [40, 40], 32, 5);
+        for run in [&mut c.image.run, &mut c.caption.run] {
+            run.eval_every = 10;
+            run.plateau_window = 10;
+        }
+        c.symbolic_steps = 60;
+        c
+    }
+
+    fn with_world(
+        world: SceneConfig,
+        seed: u64,
+        steps: [usize; 2],
+        batch_size: usize,
+        warmup_steps: usize,
+    ) -> Self {
+        let run = |steps: usize| RunConfig {
+            seed,
+            steps,
+            log_every: 10,
+            checkpoint_every: 100,
+            // Two replicas, one thread each (crate::train::data_parallel): the batch loss and its
+            // gradient as on one device, to float rounding (results.json agreed to
+            // relative 6e-7), in 95 s instead of 171 s on two cores.
+            data_parallel: 2,
+            // The curve of alignment to the prediction (crate::scene::theory::TheoryProbe).
+            eval_every: 50,
+            // Stop on the loss's plateau; `steps` is the budget.
+            plateau_window: 50,
+            plateau_tol: 0.01,
+            ..RunConfig::default()
+        };
+        let mut image = SceneTrainConfig {
+            task: TaskConfig {
+                kind: TaskKind::SceneImage,
+            },
+            run: run(steps[0]),
+            world,
+            views: SceneViewsConfig {
+                views: 4,
+                batch_size,
+                ..SceneViewsConfig::default()
+            },
+            optim: OptimConfig {
+                lr: 2e-3,
+                warmup_steps,
+                ..OptimConfig::default()
+            },
+            ..SceneTrainConfig::default()
+        };
+        image.resolve();
+        let caption = SceneTrainConfig {
+            task: TaskConfig {
+                kind: TaskKind::SceneCaption,
+            },
+            run: run(steps[1]),
+            ..image.clone()
+        };
+        DemoConfig {
+            image,
+            caption,
+            k: 10,
+            seed,
+            losses: vec![LossKind::Spectral, LossKind::Sigreg],
+            observations: vec![Observation::Symbolic, Observation::Rendered],
+            symbolic_steps: 2000,
+        }
+    }
+
+    /// Applies `key=value` overrides (as `prh-native train --set`) to both runs' configs
+    /// and re-validates them.
+    pub fn apply(&mut self, overrides: &[String]) -> Result<()> {
+        for (name, c) in [("image", &mut self.image), ("caption", &mut self.caption)] {
+            let source = format!("demo {name} config");
+            *c = SceneTrainConfig::from_toml(&source, &c.to_toml()?, overrides)?;
+        }
+        Ok(())
+    }
+
+    /// Representation dimension d of the world.
+    pub fn d(&self) -> usize {
+        self.image.d()
+    }
+
+    /// The config of one run: `m`'s settings with `kind` views and objective `loss`, on
+    /// `observation`s.
+    pub fn run_config(
+        &self,
+        m: Modality,
+        kind: ViewKind,
+        loss: LossKind,
+        observation: Observation,
+    ) -> SceneTrainConfig {
+        let mut c = match m {
+            Modality::Image => self.image.clone(),
+            Modality::Text => self.caption.clone(),
+        };
+        c.run.objective = kind;
+        c.loss.kind = loss;
+        c.views.observation = observation;
+        if observation == Observation::Symbolic {
+            c.run.steps = self.symbolic_steps;
+        }
+        c
+    }
+}
+
+/// One evaluation of a training run against its prediction (from its metrics.jsonl).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// Optimiser steps done.
+    pub step: usize,
+    /// The run's loss at that step.
+    pub loss: f64,
+    /// p-weighted linear CKA with F ([`compare_to_theory`]).
+    pub cka_to_theory: f64,
+    /// ||sin Theta||_op to span(F).
+    pub sin_theta_to_theory: f64,
+}
+
+/// How one encoder trained: steps until its plateau (or the budget) and its curve.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Convergence {
+    /// Steps trained.
+    pub steps: usize,
+    /// Whether the plateau rule stopped it (else it used the whole budget).
+    pub plateau: bool,
+    /// Alignment to the prediction against the step.
+    pub curve: Vec<CurvePoint>,
+}
+
+/// What the demo measures for one objective and view kind.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindResults {
+    /// Good or bad views.
+    pub kind: ViewKind,
+    /// The objective both encoders were trained with.
+    pub loss: LossKind,
+    /// What the encoders observed: renderings (pictures, captions) or symbols.
+    pub observation: Observation,
+    /// Whether the theorem's uniqueness holds for both modalities (a positive gap after d):
+    /// without it there is no unique representation to align to.
+    pub theorem_applies: bool,
+    /// The image encoder's training.
+    pub image_training: Convergence,
+    /// The caption encoder's training.
+    pub text_training: Convergence,
+    /// Learned image representation vs its predicted F.
+    pub image_vs_theory: LearnedVsTheory,
+    /// Learned caption representation vs its predicted F.
+    pub text_vs_theory: LearnedVsTheory,
+    /// Image-vs-text alignment of the learned encoders on paired states.
+    pub learned: Alignment,
+    /// The same alignment computed on the predicted representations.
+    pub predicted: Alignment,
+    /// Learned image embeddings of the paired states `[n_states, d]`.
+    #[serde(skip)]
+    pub image_embeddings: Matrix,
+    /// Learned caption embeddings of the paired states `[n_states, d]`.
+    #[serde(skip)]
+    pub text_embeddings: Matrix,
+}
+
+fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
+    let d = rows.first().map_or(0, Vec::len);
+    Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
+}
+
+/// What the demo measures for one pair of encoders: each against its F, and the two
+/// against each other, learned and predicted (see [`evaluate`]).
+struct PairScores {
+    image_vs_theory: LearnedVsTheory,
+    text_vs_theory: LearnedVsTheory,
+    learned: Alignment,
+    predicted: Alignment,
+    image_embeddings: Matrix,
+    text_embeddings: Matrix,
+}
+
+fn score_pair<B: Backend>(
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<PairScores> {
+    let seed = probe_seed(cfg.seed, Modality::Image);
+    let xi = to_matrix(image.embed(&augmented_views(world, Modality::Image, seed), device)?);
+    let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
+    let xt = to_matrix(text.embed(&text_views, device)?);
+    let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
+    let (pi, pt) = (
+        to_matrix(image.embed(&iv, device)?),
+        to_matrix(text.embed(&tv, device)?),
+    );
+    Ok(PairScores {
+        image_vs_theory: compare_to_theory(&xi, &theory.image)?,
+        text_vs_theory: compare_to_theory(&xt, &theory.text)?,
+        learned: alignment(&pi, &pt, cfg.k, seed)?,
+        predicted: alignment(
+            &predicted_rows(world, &theory.image, &iv),
+            &predicted_rows(world, &theory.text, &tv),
+            cfg.k,
+            seed,
+        )?,
+        image_embeddings: pi,
+        text_embeddings: pt,
+    })
+}
+
+/// Evaluates trained encoders (trained with `loss` on `observation`s of their modality)
+/// against the theory of their view kind (paper §2, §5): each learned representation vs F
+/// over all augmented states, and image-vs-text alignment on one paired rendering per
+/// state, learned and predicted. The caller fills in how each encoder trained
+/// ([`Convergence`]).
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate<B: Backend>(
+    loss: LossKind,
+    observation: Observation,
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<KindResults> {
+    let s = score_pair(world, theory, image, text, cfg, device)?;
+    Ok(KindResults {
+        kind: theory.kind,
+        loss,
+        observation,
+        theorem_applies: theory.image.unique && theory.text.unique,
+        image_training: Convergence::default(),
+        text_training: Convergence::default(),
+        image_vs_theory: s.image_vs_theory,
+        text_vs_theory: s.text_vs_theory,
+        learned: s.learned,
+        predicted: s.predicted,
+        image_embeddings: s.image_embeddings,
+        text_embeddings: s.text_embeddings,
+    })
+}
+
+/// The random-init baseline of one observation and view kind: the encoders as
+/// initialised (no training), measured as [`evaluate`] measures trained ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct Baseline {
+    /// Good or bad views (the prediction compared with).
+    pub kind: ViewKind,
+    /// What the encoders observe.
+    pub observation: Observation,
+    /// Untrained image encoder vs its F.
+    pub image_vs_theory: LearnedVsTheory,
+    /// Untrained caption encoder vs its F.
+    pub text_vs_theory: LearnedVsTheory,
+    /// Untrained image vs untrained caption encoder.
+    pub learned: Alignment,
+}
+
+/// Measures untrained encoders (the random-init baseline, paper §5's null of training).
+pub fn evaluate_baseline<B: Backend>(
+    observation: Observation,
+    world: &SceneWorld,
+    theory: &KindTheory,
+    image: &SceneModel<B>,
+    text: &SceneModel<B>,
+    cfg: &DemoConfig,
+    device: &B::Device,
+) -> Result<Baseline> {
+    let s = score_pair(world, theory, image, text, cfg, device)?;
+    Ok(Baseline {
+        kind: theory.kind,
+        observation,
+        image_vs_theory: s.image_vs_theory,
+        text_vs_theory: s.text_vs_theory,
+        learned: s.learned,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::SceneConfig;
+    use crate::theory::theorem::{analyse, compare};
+
+    fn tiny(seed: u64) -> SceneWorld {
+        let mut c = SceneConfig::quick(seed);
+        c.cardinality = [2, 3, 2, 2];
+        c.nuisance = [2, 3];
+        // Distinct products everywhere near the window, so every gap is clearly non-zero
+        // and the dense solver has no ties to break.
+        c.text.factors = [0.78, 0.83, 0.745, 0.71];
+        SceneWorld::new(c).unwrap()
+    }
+
+    /// The closed form equals the theory engine's dense computation on the joint space.
+    #[test]
+    fn closed_form_cross_theory_matches_dense_compare() {
+        let w = tiny(4);
+        let d = 5;
+        for kind in [ViewKind::Good, ViewKind::Bad] {
+            let (k1, s1) = analyse(&w.pi_joint(Modality::Image, kind)).unwrap();
+            let (k2, s2) = analyse(&w.pi_joint(Modality::Text, kind)).unwrap();
+            let dense = compare(&k1, &s1, &k2, &s2, d, true).unwrap();
+            let closed = cross_theory(&w, kind, d);
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+            assert!(
+                close(dense.sin_theta_op, closed.sin_theta_op),
+                "{kind:?} op {} vs {}",
+                dense.sin_theta_op,
+                closed.sin_theta_op
+            );
+            assert!(
+                close(dense.sin_theta_fro, closed.sin_theta_fro),
+                "{kind:?} fro"
+            );
+            assert!(
+                close(dense.e_op, closed.e_op) && close(dense.e_fro, closed.e_fro),
+                "{kind:?} E norms"
+            );
+            for (a, b) in [
+                (dense.davis_kahan_bound, closed.davis_kahan_bound),
+                (dense.yws_bound, closed.yws_bound),
+            ] {
+                let agree = match (a, b) {
+                    (Some(x), Some(y)) => close(x, y),
+                    (None, None) => true,
+                    _ => false,
+                };
+                assert!(agree, "{kind:?} bounds {a:?} vs {b:?}");
+            }
+        }
+        // Good views: same predicted subspace. Bad views: the image window is {u_i (1 dim),
+        // shape, colour (2), size}, the text window {u_t (2 dims), colour (2), shape}: they
+        // share 3 of 5 dimensions, so ||sin Theta||_F = sqrt(2).
+        assert_eq!(cross_theory(&w, ViewKind::Good, d).sin_theta_fro, 0.0);
+        assert!((cross_theory(&w, ViewKind::Bad, d).sin_theta_fro - 2f64.sqrt()).abs() < 1e-12);
+    }
+
+    /// The prediction compared with itself (and any rotation of it) is at distance 0.
+    #[test]
+    fn theory_compared_with_a_rotation_of_itself_is_exact() {
+        let w = tiny(1);
+        let t = modality_theory(&w, Modality::Image, ViewKind::Bad, 5).unwrap();
+        let q = crate::linalg::svd(
+            Matrix::from_fn(5, 5, |i, j| {
+                ((i * 7 + j * 3) % 5) as f64 - 2.0 + (i == j) as u8 as f64
+            })
+            .as_ref(),
+        )
+        .unwrap()
+        .u;
+        let c = compare_to_theory(&(&t.f * &q), &t).unwrap();
+        assert!((c.cka - 1.0).abs() < 1e-9 && c.sin_theta_op < 1e-6, "{c:?}");
+    }
+
+    /// Predicted good-view representations of the two modalities align perfectly on paired
+    /// states (rotation theorem), bad-view ones do not.
+    #[test]
+    fn predicted_alignment_is_perfect_for_good_views_only() {
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let d = 8;
+        let (iv, tv) = paired_views(&w, 3);
+        let mut r1 = Vec::new();
+        for kind in [ViewKind::Good, ViewKind::Bad] {
+            let t = kind_theory(&w, kind, d).unwrap();
+            let a = alignment(
+                &predicted_rows(&w, &t.image, &iv),
+                &predicted_rows(&w, &t.text, &tv),
+                10,
+                0,
+            )
+            .unwrap();
+            r1.push(a.r1_image_to_text);
+        }
+        assert_eq!(r1[0], 1.0);
+        assert!(r1[1] < 0.9, "bad-view prediction aligns too well: {r1:?}");
+    }
+}

@@ -1,0 +1,10 @@
+//! **Wing `experiments`** (paper §5-7): the demo on the scene world and the
+//! experiments on real data (views-multilingual, views-vision, scaling), with their
+//! reports.
+//! May use: every other wing (the top of the house).
+
+pub mod demo;
+pub mod multilingual;
+pub mod report;
+pub mod scaling_law;
+pub mod vision;

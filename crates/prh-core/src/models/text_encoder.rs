@@ -1,0 +1,390 @@
+//! BERT-style text encoder (paper section 4: BERT-S = 12 layers x 384, BERT-B = 12 x 768).
+//!
+//! `token embedding + learned position embedding -> pre-LN transformer -> LayerNorm ->
+//! pooling (mean over non-pad tokens, or the CLS token) -> optional MLP projector`.
+//! The next-token baseline is the same network with causal attention and an LM head;
+//! its embedding for alignment is the mean-pooled last hidden state (paper section 3).
+//!
+//! Built from burn's own modules (`Embedding`, `TransformerEncoder`, `LayerNorm`,
+//! `Linear`), generic over the backend `B`, so the same code trains natively and embeds
+//! in the browser.
+
+use burn::nn::attention::generate_autoregressive_mask;
+use burn::nn::transformer::{TransformerEncoder, TransformerEncoderConfig};
+use burn::nn::{
+    Embedding, EmbeddingConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig,
+};
+use burn::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::models::transformer::{RowMasks, encoder_rows};
+use crate::{Error, Result};
+
+/// Encoder architecture (paper section 4: BERT-S = 12 x 384, BERT-B = 12 x 768).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `tiny`, `bert-s`, `bert-b`, or `custom` (then the four size fields below are used).
+    pub size: String,
+    /// Width (custom only).
+    pub d_model: usize,
+    /// Layers (custom only).
+    pub layers: usize,
+    /// Attention heads (custom only).
+    pub heads: usize,
+    /// Feed-forward width (custom only).
+    pub d_ff: usize,
+    /// Maximum tokens per sequence (learned positions).
+    pub max_len: usize,
+    /// `mean` over non-pad tokens or `cls` (the first token).
+    pub pooling: String,
+    /// Output width of a 2-layer MLP projector after pooling (0: no projector).
+    pub projector_dim: usize,
+    /// Dropout inside the transformer (0 keeps training exactly reproducible).
+    pub dropout: f64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            size: "tiny".into(),
+            d_model: 64,
+            layers: 2,
+            heads: 4,
+            d_ff: 128,
+            max_len: 64,
+            pooling: "mean".into(),
+            projector_dim: 0,
+            dropout: 0.0,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// `(d_model, layers, heads, d_ff)` of the named size.
+    pub fn dims(&self) -> Result<(usize, usize, usize, usize)> {
+        match self.size.as_str() {
+            "tiny" => Ok((64, 2, 4, 128)),
+            "bert-s" => Ok((384, 12, 6, 1536)),
+            "bert-b" => Ok((768, 12, 12, 3072)),
+            "custom" => Ok((self.d_model, self.layers, self.heads, self.d_ff)),
+            other => Err(Error::invalid(format!(
+                "model.size: expected tiny, bert-s, bert-b or custom, got `{other}`"
+            ))),
+        }
+    }
+}
+
+/// Everything needed to rebuild an encoder (saved in checkpoints and export bundles).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EncoderSpec {
+    /// Vocabulary size (the tokenizer's).
+    pub vocab: usize,
+    /// Width.
+    pub d_model: usize,
+    /// Transformer layers.
+    pub layers: usize,
+    /// Attention heads.
+    pub heads: usize,
+    /// Feed-forward width.
+    pub d_ff: usize,
+    /// Maximum sequence length (learned positions).
+    pub max_len: usize,
+    /// `true`: pool the first (CLS) token; `false`: mean over non-pad tokens.
+    pub cls_pooling: bool,
+    /// Projector output width (0: none).
+    pub projector_dim: usize,
+    /// Transformer dropout.
+    pub dropout: f64,
+    /// Causal attention and an LM head (next-token baseline).
+    pub causal: bool,
+}
+
+impl EncoderSpec {
+    /// The spec of `model` for a `vocab`-token tokenizer.
+    pub fn from_config(model: &ModelConfig, vocab: usize, causal: bool) -> Result<Self> {
+        let (d_model, layers, heads, d_ff) = model.dims()?;
+        Ok(Self {
+            vocab,
+            d_model,
+            layers,
+            heads,
+            d_ff,
+            max_len: model.max_len,
+            cls_pooling: model.pooling == "cls",
+            projector_dim: model.projector_dim,
+            dropout: model.dropout,
+            causal,
+        })
+    }
+
+    /// Width of [`TextEncoder::embed`]'s output.
+    pub fn embed_dim(&self) -> usize {
+        if self.projector_dim > 0 {
+            self.projector_dim
+        } else {
+            self.d_model
+        }
+    }
+
+    /// Builds a freshly initialised encoder on `device`.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Result<TextEncoder<B>> {
+        if self.heads == 0 || !self.d_model.is_multiple_of(self.heads) || self.vocab == 0 {
+            return Err(Error::invalid(format!(
+                "encoder spec: {self:?} (d_model must be a multiple of heads)"
+            )));
+        }
+        // burn's dropout constructor panics outside [0, 1); refuse such a spec here so every
+        // caller (configs, bundles, checkpoints) gets an error instead.
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(Error::invalid(format!(
+                "encoder spec: dropout {} (expected 0 <= dropout < 1)",
+                self.dropout
+            )));
+        }
+        let d = self.d_model;
+        let projector = (self.projector_dim > 0).then(|| Projector {
+            fc1: LinearConfig::new(d, d).init(device),
+            act: Gelu::new(),
+            fc2: LinearConfig::new(d, self.projector_dim).init(device),
+        });
+        Ok(TextEncoder {
+            tokens: EmbeddingConfig::new(self.vocab, d).init(device),
+            positions: EmbeddingConfig::new(self.max_len, d).init(device),
+            blocks: TransformerEncoderConfig::new(d, self.d_ff, self.heads, self.layers)
+                .with_dropout(self.dropout)
+                .with_norm_first(true)
+                .init(device),
+            norm: LayerNormConfig::new(d).init(device),
+            projector,
+            lm_head: self
+                .causal
+                .then(|| LinearConfig::new(d, self.vocab).init(device)),
+            cls_pooling: self.cls_pooling,
+            causal: self.causal,
+            max_len: self.max_len,
+        })
+    }
+}
+
+/// Two-layer MLP after pooling (`Linear -> GELU -> Linear`).
+#[derive(Module, Debug)]
+pub struct Projector<B: Backend> {
+    fc1: Linear<B>,
+    /// Part of the checkpoint layout (the binary record is positional); the forward uses
+    /// [`crate::backend::gelu::gelu`], the same function computed faster on the CPU backends.
+    act: Gelu,
+    fc2: Linear<B>,
+}
+
+/// The text encoder.
+#[derive(Module, Debug)]
+pub struct TextEncoder<B: Backend> {
+    tokens: Embedding<B>,
+    positions: Embedding<B>,
+    blocks: TransformerEncoder<B>,
+    norm: LayerNorm<B>,
+    projector: Option<Projector<B>>,
+    lm_head: Option<Linear<B>>,
+    cls_pooling: bool,
+    causal: bool,
+    max_len: usize,
+}
+
+impl<B: Backend> TextEncoder<B> {
+    /// Final hidden states `H = LN(Transformer(E_tok[ids] + E_pos[0..L]))`, with padding
+    /// keys masked and, if causal, future keys masked.
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` (true = padding) -> `[n, L, d]`.
+    pub fn hidden(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 3> {
+        let (rows, n, l) = self.hidden_rows(ids, pad);
+        let d = rows.dims()[1];
+        rows.reshape([n, l, d])
+    }
+
+    /// [`Self::hidden`] as token rows (row `i L + t` = token `t` of sequence `i`), the
+    /// layout the transformer runs in (`transformer.rs` says why).
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> (`[n l, d]`, n, l) with `l = min(L, max_len)`.
+    fn hidden_rows(
+        &self,
+        ids: Tensor<B, 2, Int>,
+        pad: Tensor<B, 2, Bool>,
+    ) -> (Tensor<B, 2>, usize, usize) {
+        let [n, l] = ids.dims();
+        let device = ids.device();
+        // Sequences longer than the position table are cut (the views already respect it).
+        let l = l.min(self.max_len);
+        let ids = ids.narrow(1, 0, l);
+        let pad = pad.narrow(1, 0, l);
+        let pos = Tensor::<B, 1, Int>::arange(0..l as i64, &device)
+            .unsqueeze::<2>()
+            .expand([n, l]);
+        let x = self.tokens.forward(ids) + self.positions.forward(pos); // (n, L, d)
+        let d = x.dims()[2];
+        let causal = self
+            .causal
+            .then(|| generate_autoregressive_mask::<B>(n, l, &device));
+        let masks = RowMasks::for_encoder(&self.blocks, pad, causal);
+        let rows = encoder_rows(&self.blocks, x.reshape([n * l, d]), &masks);
+        (self.norm.forward(rows), n, l)
+    }
+
+    /// Pools hidden states: CLS (`H[:, 0]`) or the mean over non-pad positions,
+    /// `sum_t H[:, t] (1 - pad_t) / sum_t (1 - pad_t)`.
+    ///
+    /// # Shapes
+    /// `h` `[n, L, d]`, `pad` `[n, L]` -> `[n, d]`.
+    pub fn pool(&self, h: Tensor<B, 3>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
+        let [n, l, d] = h.dims();
+        if self.cls_pooling {
+            return h.narrow(1, 0, 1).reshape([n, d]);
+        }
+        let keep = pad.narrow(1, 0, l).bool_not().float().unsqueeze_dim::<3>(2); // (n, L, 1)
+        let count = keep.clone().sum_dim(1).clamp_min(1.0); // (n, 1, 1)
+        (h * keep).sum_dim(1).div(count).reshape([n, d])
+    }
+
+    /// The embedding used by the JEPA losses and for alignment: pooled hidden state,
+    /// through the projector if there is one.
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> `[n, embed_dim]`.
+    pub fn embed(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
+        let h = self.hidden(ids, pad.clone());
+        let z = self.pool(h, pad);
+        match &self.projector {
+            Some(p) => p.fc2.forward(crate::backend::gelu::gelu(p.fc1.forward(z))),
+            None => z,
+        }
+    }
+
+    /// The representation compared across modalities: the pooled hidden state *before*
+    /// the projector (mean-pooled last hidden state for the causal baseline).
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> `[n, d_model]`.
+    pub fn represent(&self, ids: Tensor<B, 2, Int>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
+        let h = self.hidden(ids, pad.clone());
+        self.pool(h, pad)
+    }
+
+    /// Next-token logits `H W_lm^T` (causal encoders only).
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]` -> `[n, L, vocab]`.
+    pub fn lm_logits(
+        &self,
+        ids: Tensor<B, 2, Int>,
+        pad: Tensor<B, 2, Bool>,
+    ) -> Result<Tensor<B, 3>> {
+        let head = self
+            .lm_head
+            .as_ref()
+            .ok_or_else(|| Error::invalid("lm_logits: this encoder has no LM head (not causal)"))?;
+        let (rows, n, l) = self.hidden_rows(ids, pad);
+        let logits = head.forward(rows); // (n l, vocab)
+        let vocab = logits.dims()[1];
+        Ok(logits.reshape([n, l, vocab]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::NdArray;
+
+    fn spec(causal: bool, cls: bool) -> EncoderSpec {
+        EncoderSpec {
+            vocab: 30,
+            d_model: 16,
+            layers: 2,
+            heads: 4,
+            d_ff: 32,
+            max_len: 12,
+            cls_pooling: cls,
+            projector_dim: 0,
+            dropout: 0.0,
+            causal,
+        }
+    }
+
+    fn ids(rows: &[&[i64]], len: usize) -> (Tensor<NdArray, 2, Int>, Tensor<NdArray, 2, Bool>) {
+        let device = Default::default();
+        let mut v = Vec::new();
+        let mut p = Vec::new();
+        for r in rows {
+            for i in 0..len {
+                v.push(*r.get(i).unwrap_or(&0));
+                p.push(i >= r.len());
+            }
+        }
+        (
+            Tensor::from_data(TensorData::new(v, [rows.len(), len]), &device),
+            Tensor::from_data(TensorData::new(p, [rows.len(), len]), &device),
+        )
+    }
+
+    #[test]
+    fn padding_does_not_change_the_embedding() {
+        let device = Default::default();
+        let enc: TextEncoder<NdArray> = spec(false, false).init(&device).unwrap();
+        let (a, pa) = ids(&[&[5, 6, 7]], 3);
+        let (b, pb) = ids(&[&[5, 6, 7]], 8);
+        let za = enc.embed(a, pa).into_data().to_vec::<f32>().unwrap();
+        let zb = enc.embed(b, pb).into_data().to_vec::<f32>().unwrap();
+        let diff = za
+            .iter()
+            .zip(&zb)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < 1e-5, "max difference {diff}");
+    }
+
+    #[test]
+    fn causal_prefix_states_ignore_the_future() {
+        let device = Default::default();
+        let enc: TextEncoder<NdArray> = spec(true, false).init(&device).unwrap();
+        let (a, pa) = ids(&[&[5, 6, 7, 8]], 4);
+        let (b, pb) = ids(&[&[5, 6, 9, 10]], 4);
+        let ha = enc
+            .hidden(a.clone(), pa.clone())
+            .narrow(1, 0, 2)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap();
+        let hb = enc
+            .hidden(b, pb)
+            .narrow(1, 0, 2)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap();
+        let diff = ha
+            .iter()
+            .zip(&hb)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < 1e-5, "prefix hidden states changed by {diff}");
+        assert_eq!(enc.lm_logits(a, pa).unwrap().dims(), [1, 4, 30]);
+    }
+
+    #[test]
+    fn shapes_and_presets() {
+        let device = Default::default();
+        let mut s = spec(false, true);
+        s.projector_dim = 8;
+        let enc: TextEncoder<NdArray> = s.init(&device).unwrap();
+        let (a, pa) = ids(&[&[2, 6, 7], &[2, 9]], 3);
+        assert_eq!(enc.embed(a.clone(), pa.clone()).dims(), [2, 8]);
+        assert_eq!(enc.represent(a.clone(), pa.clone()).dims(), [2, 16]);
+        assert!(enc.lm_logits(a, pa).is_err());
+        let m = ModelConfig {
+            size: "bert-s".into(),
+            ..ModelConfig::default()
+        };
+        let b = EncoderSpec::from_config(&m, 8000, false).unwrap();
+        assert_eq!((b.d_model, b.layers, b.heads), (384, 12, 6));
+    }
+}

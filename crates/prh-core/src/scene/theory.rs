@@ -1,0 +1,286 @@
+//! The scene world's theory per modality (paper §2) and how far a learned encoder is from
+//! it: K's spectrum, gap and predicted representation F = D^-1/2 U_d of one modality under
+//! one view kind ([`modality_theory`]), the renderings it is read at ([`augmented_views`],
+//! [`paired_views`]), and the comparison of learned embeddings with F
+//! ([`compare_to_theory`], [`TheoryProbe`] for tracking it during training).
+//!
+//! No tensors here: the training tasks and the demo hand in embeddings as rows of f64.
+
+use crate::linalg::{Matrix, principal_angles, svd};
+use crate::scene::{Modality, SceneView, SceneWorld};
+use crate::theory::spectrum::SpectrumSummary;
+use crate::theory::theorem::analyse;
+use crate::theory::view_kind::ViewKind;
+use crate::{Error, Result};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+/// A gap after d at or below this is zero: the top-d subspace is not unique.
+pub const GAP_TOLERANCE: f64 = 1e-9;
+
+/// One modality's kernel under one view kind: spectrum, gap and predicted representation.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModalityTheory {
+    /// Image or text.
+    pub modality: Modality,
+    /// Good or bad views.
+    pub kind: ViewKind,
+    /// Leading eigenvalues of K (descending, the trivial 1 first), `d + 6` of them.
+    pub eigenvalues: Vec<f64>,
+    /// lambda_{d+1} - lambda_{d+2}: the gap after the top d non-trivial eigenvalues (paper
+    /// §2: the optimum is unique up to rotation when it is positive).
+    pub gap: f64,
+    /// Whether the gap is positive (above [`GAP_TOLERANCE`]): without it the top-d
+    /// subspace, and so the predicted representation, is not unique, and `f` / `u` are one
+    /// arbitrary basis of a window that ends inside a degenerate eigenspace.
+    pub unique: bool,
+    /// p(z, u) over augmented states.
+    #[serde(skip)]
+    pub p: Vec<f64>,
+    /// F = D^-1/2 U_d over augmented states (z, u), trivial direction skipped: `[n_m, d]`.
+    #[serde(skip)]
+    pub f: Matrix,
+    /// U_d, the orthonormal top-d non-trivial eigenvectors: `[n_m, d]`.
+    #[serde(skip)]
+    pub u: Matrix,
+}
+
+/// K's spectrum, gap and F = D^-1/2 U_d for one modality and view kind, through the theory
+/// engine ([`crate::theory::theorem::analyse`] on [`SceneWorld::pi`]; paper §2).
+///
+/// # Shapes
+/// -> f, u `[|Z| |U_m|, d]`
+pub fn modality_theory(
+    world: &SceneWorld,
+    m: Modality,
+    kind: ViewKind,
+    d: usize,
+) -> Result<ModalityTheory> {
+    let (kernel, spectrum) = analyse(&world.pi(m, kind))?;
+    let summary: SpectrumSummary = spectrum.summary(d);
+    let n = kernel.p.len();
+    if d == 0 || d + 1 >= n {
+        return Err(Error::invalid(format!(
+            "d = {d}: the representation dimension must be at least 1 and below the {n} \
+             augmented states less the trivial direction (at most {})",
+            n.saturating_sub(2)
+        )));
+    }
+    let gap = spectrum
+        .gap(d, true)?
+        .ok_or_else(|| Error::invalid(format!("d = {d} leaves no eigenvalue after the window")))?;
+    Ok(ModalityTheory {
+        modality: m,
+        kind,
+        eigenvalues: summary.eigenvalues.iter().take(d + 6).copied().collect(),
+        gap,
+        unique: gap > GAP_TOLERANCE,
+        f: spectrum.embedding(d, true)?,
+        u: spectrum.top(d, true)?,
+        p: kernel.p,
+    })
+}
+
+/// One uncorrupted rendering per augmented state (z, u) of modality m, in
+/// [`SceneWorld::pi`]'s index order (s = z |U_m| + u); style seeds drawn from `seed`.
+pub fn augmented_views(world: &SceneWorld, m: Modality, seed: u64) -> Vec<SceneView> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nu = world.q(m).len();
+    (0..world.n_augmented(m))
+        .map(|s| SceneView::full(world.state(s / nu), s % nu, rng.random()))
+        .collect()
+}
+
+/// The paired evaluation set: for every state z, one uncorrupted picture and one caption,
+/// each with its own nuisance drawn from q_m (pairs exist only here, never in training).
+pub fn paired_views(world: &SceneWorld, seed: u64) -> (Vec<SceneView>, Vec<SceneView>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..world.n_states())
+        .map(|i| {
+            let z = world.state(i);
+            let ui = world.sample_nuisance(Modality::Image, &mut rng);
+            let ut = world.sample_nuisance(Modality::Text, &mut rng);
+            (
+                SceneView::full(z, ui, rng.random()),
+                SceneView::full(z, ut, rng.random()),
+            )
+        })
+        .unzip()
+}
+
+/// Seed of the paired evaluation set ([`paired_views`]) of a run seeded `seed`: the
+/// demo's evaluation and every scene run's embeddings export draw the same renderings.
+pub fn paired_seed(seed: u64) -> u64 {
+    (seed ^ 0xe7a1).wrapping_add(2)
+}
+
+/// The predicted representation read at given views: row r = F[(z_r, u_r), :].
+///
+/// # Shapes
+/// `views [n]` -> `[n, d]`
+pub fn predicted_rows(world: &SceneWorld, theory: &ModalityTheory, views: &[SceneView]) -> Matrix {
+    let nu = world.q(theory.modality).len();
+    Matrix::from_fn(views.len(), theory.f.ncols(), |r, c| {
+        theory.f[(
+            world.state_index(&views[r].state) * nu + views[r].nuisance,
+            c,
+        )]
+    })
+}
+
+/// How far a learned representation is from the predicted F (paper §2).
+#[derive(Debug, Clone, Serialize)]
+pub struct LearnedVsTheory {
+    /// p-weighted linear CKA between learned X and F over augmented states, in [0, 1].
+    pub cka: f64,
+    /// ||sin Theta|| (op) between X's top-d principal subspace and span(F), p-weighted.
+    pub sin_theta_op: f64,
+    /// ||sin Theta||_F.
+    pub sin_theta_fro: f64,
+    /// The principal angles, degrees, ascending.
+    pub principal_angles_deg: Vec<f64>,
+}
+
+/// Compares learned embeddings of every augmented state (rows in [`SceneWorld::pi`]'s
+/// order) with the prediction. Both are weighted by p, the distribution the encoder was
+/// trained on: X_w = D^1/2 (X - 1 mu_p^T), F_w = D^1/2 F = U_d (already p-centred,
+/// being orthogonal to sqrt(p)). Linear CKA = ||X_w^T U||_F^2 / (||X_w^T X_w||_F
+/// ||U^T U||_F), written here rather than via [`crate::measure::cka`] because that one centres
+/// and weights rows uniformly.
+///
+/// # Shapes
+/// `x [n_m, e]` -> scalars
+pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedVsTheory> {
+    let (n, e) = (x.nrows(), x.ncols());
+    let p = &theory.p;
+    if n != p.len() {
+        return Err(Error::invalid(format!(
+            "learned embeddings have {n} rows, the world has {} augmented states",
+            p.len()
+        )));
+    }
+    let mu: Vec<f64> = (0..e)
+        .map(|j| (0..n).map(|i| p[i] * x[(i, j)]).sum())
+        .collect();
+    let xw = Matrix::from_fn(n, e, |i, j| p[i].sqrt() * (x[(i, j)] - mu[j]));
+    let u = &theory.u;
+    let cross = (xw.transpose() * u).norm_l2().powi(2);
+    let cka = cross / ((xw.transpose() * &xw).norm_l2() * (u.transpose() * u).norm_l2());
+    let d = u.ncols().min(e);
+    let basis = svd(xw.as_ref())?.u.subcols(0, d).to_owned();
+    let (sin_theta_op, sin_theta_fro, principal_angles_deg) = principal_angles(&basis, u)?;
+    Ok(LearnedVsTheory {
+        cka,
+        sin_theta_op,
+        sin_theta_fro,
+        principal_angles_deg,
+    })
+}
+
+/// Seed of the renderings at which a run of modality `m` seeded `seed` is compared with
+/// its prediction ([`augmented_views`]); the demo's final comparison uses the same ones.
+pub fn probe_seed(seed: u64, m: Modality) -> u64 {
+    let base = seed ^ 0xe7a1;
+    match m {
+        Modality::Image => base,
+        Modality::Text => base.wrapping_add(1),
+    }
+}
+
+/// The distance of a training run to the theorem's prediction, measured as it trains:
+/// one uncorrupted rendering per augmented state and the modality's [`ModalityTheory`].
+/// The scene tasks score their model with it at each evaluation (`run.eval_every`), so
+/// metrics.jsonl holds the convergence curve.
+#[derive(Debug, Clone)]
+pub struct TheoryProbe {
+    /// The renderings, in [`SceneWorld::pi`]'s order.
+    pub views: Vec<SceneView>,
+    /// What they are compared with.
+    pub theory: ModalityTheory,
+}
+
+impl TheoryProbe {
+    /// The probe of modality `m` under `kind` views in dimension `d` (seeded by the run
+    /// seed, [`probe_seed`]).
+    pub fn new(
+        world: &SceneWorld,
+        m: Modality,
+        kind: ViewKind,
+        d: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        Ok(TheoryProbe {
+            views: augmented_views(world, m, probe_seed(seed, m)),
+            theory: modality_theory(world, m, kind, d)?,
+        })
+    }
+
+    /// Scores embeddings of [`TheoryProbe::views`]: `cka_to_theory` and
+    /// `sin_theta_to_theory` ([`compare_to_theory`]).
+    ///
+    /// # Shapes
+    /// `rows`: `n_m` rows of `e` numbers -> two named scores
+    pub fn score(&self, rows: &[Vec<f64>]) -> Result<Vec<(String, f64)>> {
+        let e = rows.first().map_or(0, Vec::len);
+        let x = Matrix::from_fn(rows.len(), e, |i, j| rows[i][j]);
+        let c = compare_to_theory(&x, &self.theory)?;
+        Ok(vec![
+            ("cka_to_theory".to_string(), c.cka),
+            ("sin_theta_to_theory".to_string(), c.sin_theta_op),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::SceneConfig;
+
+    /// A world whose window ends inside a degenerate eigenspace: position's visibility
+    /// 0.64 equals the shape x colour product 0.8 x 0.8, so lambda_d = lambda_{d+1} and
+    /// uniqueness does not hold; the demo's world has a gap.
+    #[test]
+    fn a_zero_gap_is_reported_as_no_uniqueness() {
+        let mut c = SceneConfig::quick(0);
+        c.image.factors = [0.8, 0.8, 0.76, 0.64];
+        let w = SceneWorld::new(c).unwrap();
+        let d = 8;
+        let t = modality_theory(&w, Modality::Image, ViewKind::Good, d).unwrap();
+        assert!(!t.unique && t.gap.abs() <= GAP_TOLERANCE, "gap {}", t.gap);
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let t = modality_theory(&w, Modality::Image, ViewKind::Good, d).unwrap();
+        assert!(t.unique && t.gap > 0.05, "gap {}", t.gap);
+    }
+
+    /// d must leave room for an eigenvalue after the window.
+    #[test]
+    fn d_at_or_above_the_states_is_refused() {
+        let w = SceneWorld::new(SceneConfig::quick(0)).unwrap();
+        let n = w.n_augmented(Modality::Text);
+        for d in [0, n - 1, n, n + 5] {
+            let e = modality_theory(&w, Modality::Text, ViewKind::Good, d)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains(&format!("d = {d}")) && e.contains("augmented states"),
+                "{e}"
+            );
+        }
+    }
+
+    /// The probe scores F itself as reached (CKA 1, sin-theta 0).
+    #[test]
+    fn the_probe_scores_the_prediction_as_reached() {
+        let w = SceneWorld::new(SceneConfig::quick(2)).unwrap();
+        let p = TheoryProbe::new(&w, Modality::Image, ViewKind::Bad, 8, 0).unwrap();
+        let rows: Vec<Vec<f64>> = (0..p.theory.f.nrows())
+            .map(|i| (0..8).map(|j| p.theory.f[(i, j)]).collect())
+            .collect();
+        let s = p.score(&rows).unwrap();
+        assert_eq!(s[0].0, "cka_to_theory");
+        assert!((s[0].1 - 1.0).abs() < 1e-9 && s[1].1 < 1e-6, "{s:?}");
+        assert_eq!(p.views.len(), w.n_augmented(Modality::Image));
+    }
+}

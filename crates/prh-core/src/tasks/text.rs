@@ -1,0 +1,906 @@
+//! The text objectives of paper section 3 as [`TrainTask`]s: good-view JEPA, bad-view
+//! JEPA and next-token prediction, all on the same [`TextEncoder`].
+//!
+//! One step:
+//! 1. **views**: `batch_size` groups drawn from the seeded view stream; per group
+//!    `n_global + n_local` spans ([`crate::text::views`]), or, for next-token, one text
+//!    prefixed with `[CLS]` as beginning-of-sequence;
+//! 2. **forward**: all `V * n` views in one padded batch, split back into `V` `[n, d]`
+//!    embeddings;
+//! 3. **losses**: `invariance + lambda * SIGReg` ([`jepa_loss`]), or the next-token
+//!    cross-entropy `-log softmax(H W^T)[y]` averaged over real (non-pad) targets.
+
+use crate::models::text_encoder::ModelConfig;
+use crate::tasks::TaskConfig;
+use crate::tasks::TaskKind;
+use crate::text::corpus::DataConfig;
+use crate::text::tokenizer::TokenizerConfig;
+use crate::text::views::ViewsConfig;
+use crate::train::config::LossConfig;
+use crate::train::config::OptimConfig;
+use crate::train::config::RunConfig;
+use burn::prelude::*;
+use burn::tensor::activation::log_softmax;
+use burn::tensor::backend::AutodiffBackend;
+use rand::Rng;
+use rand::seq::index::sample;
+
+use crate::config::parse_toml;
+use crate::formats::features::Features;
+use crate::measure::metrics::{MetricOptions, measure};
+use crate::models::text_encoder::{EncoderSpec, TextEncoder};
+use crate::rng::{Stream, generator};
+use crate::text::shards::ShardStream;
+use crate::text::tokenizer::TextTokenizer;
+use crate::text::views::{Padded, TokenizedCorpus, pad_rows, sample_views};
+use crate::theory::view_kind::ViewKind;
+use crate::train::data_parallel::{Shard, ShardLoss, ShardOutput, check_split};
+use crate::train::{StepOutput, TrainTask, jepa_loss};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration of a training run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    /// Which trainer reads this file (`text` here).
+    pub task: TaskConfig,
+    /// Run length, seed, objective and logging cadence.
+    pub run: RunConfig,
+    /// Which corpus to read.
+    pub data: DataConfig,
+    /// Tokenizer to train or load.
+    pub tokenizer: TokenizerConfig,
+    /// Encoder architecture.
+    pub model: ModelConfig,
+    /// View sampling.
+    pub views: ViewsConfig,
+    /// JEPA loss (invariance + lambda SIGReg).
+    pub loss: LossConfig,
+    /// AdamW and its schedule.
+    pub optim: OptimConfig,
+    /// Periodic alignment evaluation against a frozen target.
+    pub eval: EvalConfig,
+}
+
+/// Alignment evaluation against a frozen target (paper section 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalConfig {
+    /// Frozen target features (`.npy`/`.npz`, one row per held-out group); "" = none.
+    pub target: String,
+    /// Use at most this many held-out groups.
+    pub max_groups: usize,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        Self {
+            target: String::new(),
+            max_groups: 1000,
+            k: 10,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Parses TOML text (`source` names it in errors), then applies `overrides`
+    /// (`key.path=value`, the value parsed as TOML, else taken as a string).
+    pub fn from_toml(source: &str, text: &str, overrides: &[String]) -> Result<Self> {
+        let cfg: TrainConfig = parse_toml(source, text, overrides)?;
+        cfg.validate(source)?;
+        Ok(cfg)
+    }
+
+    /// The resolved config as TOML (saved in each run folder).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+    }
+
+    /// Checks ranges that serde cannot: positive sizes, fractions in (0, 1].
+    pub fn validate(&self, source: &str) -> Result<()> {
+        let bad = |field: &str, msg: &str| Err(Error::format(source, field, msg));
+        if self.task.kind != TaskKind::Text {
+            return bad(
+                "task.kind",
+                "a scene task is read by scene_run::SceneTrainConfig, not the text config",
+            );
+        }
+        self.model
+            .dims()
+            .map_err(|e| Error::format(source, "model.size", e.to_string()))?;
+        let (d, _, h, _) = self.model.dims()?;
+        if h == 0 || !d.is_multiple_of(h) {
+            return bad(
+                "model.heads",
+                "d_model must be a positive multiple of heads",
+            );
+        }
+        if !matches!(self.model.pooling.as_str(), "mean" | "cls") {
+            return bad("model.pooling", "expected `mean` or `cls`");
+        }
+        if self.views.n_global == 0 {
+            return bad(
+                "views.n_global",
+                "at least one global view is needed (they are the prediction target)",
+            );
+        }
+        for (f, v) in [
+            ("views.global_frac", self.views.global_frac),
+            ("views.local_frac", self.views.local_frac),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                return bad(f, "expected a fraction in (0, 1]");
+            }
+        }
+        if !(0.0..1.0).contains(&self.views.mask_ratio) {
+            return bad("views.mask_ratio", "expected a fraction in [0, 1)");
+        }
+        if self.views.batch_size < 2 {
+            return bad(
+                "views.batch_size",
+                "expected at least 2 (SIGReg needs a batch)",
+            );
+        }
+        if let Err(e) = self.run.check_plateau() {
+            return bad("run.plateau_tol", &e);
+        }
+        if self.run.steps == 0 {
+            return bad("run.steps", "expected at least 1");
+        }
+        if self.run.data_parallel == 0 {
+            return bad(
+                "run.data_parallel",
+                "expected at least 1 (the number of model replicas; 1 = one device)",
+            );
+        }
+        if !self.views.batch_size.is_multiple_of(self.run.data_parallel) {
+            return bad(
+                "run.data_parallel",
+                &format!(
+                    "{} replicas do not divide views.batch_size = {}: each replica takes \
+                     batch_size / data_parallel groups",
+                    self.run.data_parallel, self.views.batch_size
+                ),
+            );
+        }
+        if self.model.max_len < 4 {
+            return bad("model.max_len", "expected at least 4 tokens");
+        }
+        if self.loss.slices == 0 || self.loss.knots < 2 {
+            return bad("loss.slices", "expected slices >= 1 and knots >= 2");
+        }
+        Ok(())
+    }
+}
+
+/// Token ids and padding mask of a padded batch as tensors.
+///
+/// # Shapes
+/// `p` `[n, len]` -> (`[n, len]` Int, `[n, len]` Bool).
+pub fn padded_tensors<B: Backend>(
+    p: &Padded,
+    device: &B::Device,
+) -> (Tensor<B, 2, Int>, Tensor<B, 2, Bool>) {
+    (
+        Tensor::from_data(TensorData::new(p.ids.clone(), [p.n, p.len]), device),
+        Tensor::from_data(TensorData::new(p.pad.clone(), [p.n, p.len]), device),
+    )
+}
+
+/// Whether sequences get a leading `[CLS]` (CLS pooling, and BOS for causal models).
+pub fn uses_cls(spec: &EncoderSpec) -> bool {
+    spec.cls_pooling || spec.causal
+}
+
+/// Embeds `texts` with a trained encoder: the pooled last hidden state before any
+/// projector ([`TextEncoder::represent`]), in batches of `batch`.
+///
+/// # Shapes
+/// `texts` `n` strings -> row-major `[n, d_model]`.
+pub fn embed_texts<B: Backend>(
+    model: &TextEncoder<B>,
+    spec: &EncoderSpec,
+    tok: &TextTokenizer,
+    texts: &[String],
+    batch: usize,
+    device: &B::Device,
+) -> Result<Vec<f32>> {
+    let cls = uses_cls(spec).then_some(tok.cls);
+    let cap = spec.max_len - usize::from(cls.is_some());
+    let mut out = Vec::with_capacity(texts.len() * spec.d_model);
+    for chunk in texts.chunks(batch.max(1)) {
+        let ids: Vec<Vec<u32>> = chunk
+            .iter()
+            .map(|t| {
+                let mut v = tok.encode(t)?;
+                v.truncate(cap);
+                Ok(v)
+            })
+            .collect::<Result<_>>()?;
+        let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+        let (i, p) = padded_tensors::<B>(&pad_rows(&rows, cls, tok.pad), device);
+        let z = model.represent(i, p).into_data();
+        out.extend(z.iter::<f32>());
+    }
+    Ok(out)
+}
+
+/// A corpus of `groups` groups of `texts` texts of exactly `len` token ids drawn uniformly
+/// from `ids` (seeded): synthetic data for throughput benchmarks and tests.
+///
+/// # Shapes
+/// -> `groups x texts x len` ids.
+pub fn random_corpus(
+    groups: usize,
+    texts: usize,
+    len: usize,
+    ids: std::ops::Range<u32>,
+    seed: u64,
+) -> TokenizedCorpus {
+    let mut rng = generator(seed, Stream::Views, u64::MAX);
+    let groups = (0..groups)
+        .map(|_| {
+            (0..texts)
+                .map(|_| (0..len).map(|_| rng.random_range(ids.clone())).collect())
+                .collect()
+        })
+        .collect();
+    TokenizedCorpus::new(groups, 0)
+}
+
+/// The next `b` groups of `stream` with at least `need` non-empty texts, tokenized and
+/// trimmed, and how many groups were skipped for having fewer.
+fn draw_batch(
+    stream: &mut ShardStream,
+    tok: &TextTokenizer,
+    trim: usize,
+    b: usize,
+    need: usize,
+) -> Result<(Vec<Vec<Vec<u32>>>, usize)> {
+    let (mut out, mut skipped, start) = (Vec::with_capacity(b), 0, stream.epoch());
+    while out.len() < b {
+        let g = stream.next_group()?;
+        let ids = g
+            .texts
+            .iter()
+            .map(|t| tok.encode(t))
+            .collect::<Result<Vec<_>>>()?;
+        let texts = TokenizedCorpus::new(vec![ids], trim)
+            .groups
+            .pop()
+            .unwrap_or_default();
+        if texts.len() >= need {
+            out.push(texts);
+        } else {
+            skipped += 1;
+            // A whole epoch passed without a usable group: there is none.
+            if out.is_empty() && stream.epoch() > start + 1 {
+                return Err(Error::format(
+                    stream.names().join(", "),
+                    "texts",
+                    format!("no group has {need} non-empty text(s), which this objective needs"),
+                ));
+            }
+        }
+    }
+    Ok((out, skipped))
+}
+
+/// Held-out texts (one per group) and the frozen target they are compared with.
+#[derive(Debug, Clone)]
+pub struct EvalSet {
+    /// One text per held-out group, row-aligned with `target`.
+    pub texts: Vec<String>,
+    /// Frozen target features, `[n, layers, d]`.
+    pub target: Features,
+    /// Neighbours for mutual k-NN.
+    pub k: usize,
+}
+
+/// A text encoder plus its data and objective.
+pub struct TextTask {
+    /// Run configuration.
+    pub cfg: TrainConfig,
+    /// Architecture.
+    pub spec: EncoderSpec,
+    /// Tokenizer.
+    pub tokenizer: TextTokenizer,
+    /// Tokenized training groups.
+    pub corpus: TokenizedCorpus,
+    /// Optional periodic evaluation.
+    pub eval: Option<EvalSet>,
+    /// Streaming source (`data.source = "shards"`): each step's groups are read from it
+    /// and tokenized on the fly; `corpus` then holds only the current batch.
+    pub stream: Option<StreamSource>,
+}
+
+/// A shard stream feeding a [`TextTask`], with the step it serves next.
+pub struct StreamSource {
+    /// The shuffled group stream.
+    pub stream: ShardStream,
+    /// Groups skipped because they had too few non-empty texts (good views need two).
+    pub skipped: usize,
+    next_step: usize,
+}
+
+impl TextTask {
+    /// Tokenizes `groups` (trimmed to `views.trim`) and derives the encoder spec.
+    pub fn new(
+        cfg: TrainConfig,
+        tokenizer: TextTokenizer,
+        groups: &[crate::text::corpus::Group],
+    ) -> Result<Self> {
+        let tokenized = groups
+            .iter()
+            .map(|g| {
+                g.texts
+                    .iter()
+                    .map(|t| tokenizer.encode(t))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let corpus = TokenizedCorpus::new(tokenized, cfg.views.trim);
+        if corpus.groups.is_empty() {
+            return Err(Error::invalid(
+                "training corpus is empty after tokenization",
+            ));
+        }
+        let causal = cfg.run.objective == ViewKind::NextToken;
+        let spec = EncoderSpec::from_config(&cfg.model, tokenizer.vocab_size(), causal)?;
+        Ok(Self {
+            cfg,
+            spec,
+            tokenizer,
+            corpus,
+            eval: None,
+            stream: None,
+        })
+    }
+
+    /// A task whose training groups stream from `stream` (a corpus larger than memory):
+    /// step `s` takes the next `views.batch_size` usable groups. The stream is a function
+    /// of its seed, so a resumed run replays it up to its step (re-reading, and
+    /// re-tokenizing, what the earlier steps consumed) and continues exactly.
+    pub fn streaming(
+        cfg: TrainConfig,
+        tokenizer: TextTokenizer,
+        stream: ShardStream,
+    ) -> Result<Self> {
+        let causal = cfg.run.objective == ViewKind::NextToken;
+        let spec = EncoderSpec::from_config(&cfg.model, tokenizer.vocab_size(), causal)?;
+        Ok(Self {
+            cfg,
+            spec,
+            tokenizer,
+            corpus: TokenizedCorpus::default(),
+            eval: None,
+            stream: Some(StreamSource {
+                stream,
+                skipped: 0,
+                next_step: 0,
+            }),
+        })
+    }
+
+    /// Replaces `corpus` by step `step`'s streamed batch (no-op without a stream).
+    fn load_stream_batch(&mut self, step: usize) -> Result<()> {
+        let need = if self.cfg.run.objective == ViewKind::Good {
+            2
+        } else {
+            1
+        };
+        let (b, trim) = (self.cfg.views.batch_size, self.cfg.views.trim);
+        let tok = &self.tokenizer;
+        let Some(src) = self.stream.as_mut() else {
+            return Ok(());
+        };
+        if src.next_step == step + 1 && !self.corpus.groups.is_empty() {
+            // Already loaded (data-parallel replicas share the step's batch).
+            return Ok(());
+        }
+        if step < src.next_step {
+            src.stream.reset();
+            src.next_step = 0;
+            src.skipped = 0;
+        }
+        loop {
+            let (batch, skipped) = draw_batch(&mut src.stream, tok, trim, b, need)?;
+            src.skipped += skipped;
+            src.next_step += 1;
+            if src.next_step > step {
+                self.corpus = TokenizedCorpus { groups: batch };
+                return Ok(());
+            }
+        }
+    }
+
+    /// Group indices of step `step`'s batch (without replacement when the corpus allows).
+    fn batch_groups(&self, rng: &mut impl Rng) -> Vec<usize> {
+        let (n, b) = (self.corpus.groups.len(), self.cfg.views.batch_size);
+        if self.stream.is_some() {
+            // The streamed batch is already a shuffled draw: take it whole, in order.
+            (0..n).collect()
+        } else if b <= n {
+            sample(rng, n, b).into_vec()
+        } else {
+            (0..b).map(|_| rng.random_range(0..n)).collect()
+        }
+    }
+
+    fn jepa_step<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        kind: ViewKind,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        let (views, items) = self.jepa_views(model, kind, step, Shard::WHOLE, device)?;
+        // 3. Invariance + lambda * SIGReg.
+        Ok(jepa_loss(
+            &views,
+            self.cfg.views.n_global,
+            &self.cfg.loss,
+            self.cfg.run.seed,
+            step,
+            device,
+        )?
+        .into_step_output(items))
+    }
+
+    /// Stages 1-2 of a JEPA step for `shard` of the batch: the `V` view embeddings
+    /// (`[n, d]` each, `n` = the shard's groups) and the tokens processed. All groups'
+    /// views are drawn (the stream's order does not depend on the shard), then the
+    /// shard's are kept.
+    fn jepa_views<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        kind: ViewKind,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Vec<Tensor<B, 2>>, usize)> {
+        let seed = self.cfg.run.seed;
+        let mut rng = generator(seed, Stream::Views, step as u64);
+        let groups = self.batch_groups(&mut rng);
+        let cls = uses_cls(&self.spec).then_some(self.tokenizer.cls);
+        let cap = self.spec.max_len - usize::from(cls.is_some());
+        // 1. Views: per sample, V spans; stored view-major so rows v*n..(v+1)*n are view v.
+        let per_sample = groups
+            .iter()
+            .map(|&g| {
+                sample_views(
+                    &self.corpus,
+                    g,
+                    kind,
+                    &self.cfg.views,
+                    cap,
+                    self.tokenizer.mask,
+                    &mut rng,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let per_sample = shard.take(per_sample);
+        let (n, v) = (
+            per_sample.len(),
+            self.cfg.views.n_global + self.cfg.views.n_local,
+        );
+        let rows: Vec<&[u32]> = (0..v)
+            .flat_map(|j| per_sample.iter().map(move |s| s[j].tokens.as_slice()))
+            .collect();
+        let items = rows.iter().map(|r| r.len()).sum();
+        // 2. Forward: one batch of V*n sequences.
+        let (ids, pad) = padded_tensors::<B>(&pad_rows(&rows, cls, self.tokenizer.pad), device);
+        let z = model.embed(ids, pad); // (V*n, d)
+        let views: Vec<Tensor<B, 2>> = (0..v).map(|j| z.clone().narrow(0, j * n, n)).collect();
+        Ok((views, items))
+    }
+
+    fn next_token_step<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        let (nll, count, items) = self.next_token_nll(model, step, Shard::WHOLE, device)?;
+        let ce = nll / count;
+        Ok(StepOutput {
+            loss: ce.clone(),
+            terms: vec![("ce", ce)],
+            items,
+            embedding_std: None,
+        })
+    }
+
+    /// Stages 1-2 of a next-token step for `shard` of the batch: the summed negative
+    /// log-likelihood of the real (non-pad) targets `[1]`, their count as a tensor `[1]`,
+    /// and as a number.
+    fn next_token_nll<B: AutodiffBackend>(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<(Tensor<B, 1>, Tensor<B, 1>, usize)> {
+        let mut rng = generator(self.cfg.run.seed, Stream::Views, step as u64);
+        let groups = self.batch_groups(&mut rng);
+        // 1. One text per group, `[CLS]` as BOS: input seq[..-1], target seq[1..].
+        let seqs: Vec<Vec<u32>> = groups
+            .iter()
+            .map(|&g| {
+                let texts = &self.corpus.groups[g];
+                let t = &texts[rng.random_range(0..texts.len())];
+                let take = t.len().min(self.spec.max_len);
+                std::iter::once(self.tokenizer.cls)
+                    .chain(t[..take].iter().copied())
+                    .collect()
+            })
+            .collect();
+        let seqs = shard.take(seqs);
+        let inputs: Vec<&[u32]> = seqs.iter().map(|s| &s[..s.len() - 1]).collect();
+        let targets: Vec<&[u32]> = seqs.iter().map(|s| &s[1..]).collect();
+        let pin = pad_rows(&inputs, None, self.tokenizer.pad);
+        let ptg = pad_rows(&targets, None, self.tokenizer.pad);
+        let (ids, pad) = padded_tensors::<B>(&pin, device);
+        let (tgt, tpad) = padded_tensors::<B>(&ptg, device);
+        // 2. Forward.
+        let logits = model.lm_logits(ids, pad)?; // (n, L, V)
+        // 3. Cross-entropy over real targets.
+        let logp = log_softmax(logits, 2)
+            .gather(2, tgt.unsqueeze_dim::<3>(2))
+            .squeeze_dim::<2>(2); // (n, L)
+        let keep = tpad.bool_not().float();
+        let count = keep.clone().sum();
+        let nll = (logp * keep).sum().neg();
+        let items = ptg.pad.iter().filter(|p| !**p).count();
+        Ok((nll, count, items))
+    }
+}
+
+impl<B: AutodiffBackend> TrainTask<B> for TextTask {
+    type Model = TextEncoder<B>;
+
+    fn init_model(&self, device: &B::Device) -> Result<TextEncoder<B>> {
+        self.spec.init(device)
+    }
+
+    fn step(
+        &mut self,
+        model: &TextEncoder<B>,
+        step: usize,
+        device: &B::Device,
+    ) -> Result<StepOutput<B>> {
+        self.load_stream_batch(step)?;
+        match self.cfg.run.objective {
+            kind @ (ViewKind::Good | ViewKind::Bad) => self.jepa_step(model, kind, step, device),
+            ViewKind::NextToken => self.next_token_step(model, step, device),
+        }
+    }
+
+    /// Loads step `step`'s batch from the stream, if the task streams one.
+    fn prepare_step(&mut self, step: usize) -> Result<()> {
+        self.load_stream_batch(step)
+    }
+
+    /// The shard's views and forward pass (JEPA), or its summed cross-entropy
+    /// (next-token); the batch is split as [`Shard::take`] says.
+    fn shard_step(
+        &self,
+        model: &TextEncoder<B>,
+        step: usize,
+        shard: Shard,
+        device: &B::Device,
+    ) -> Result<ShardOutput<B>> {
+        check_split(shard.count, self.cfg.views.batch_size)?;
+        let kind = match self.cfg.run.objective {
+            kind @ (ViewKind::Good | ViewKind::Bad) => kind,
+            ViewKind::NextToken => {
+                let (sum, _, count) = self.next_token_nll(model, step, shard, device)?;
+                return Ok(ShardOutput {
+                    loss: ShardLoss::Mean {
+                        name: "ce",
+                        sum,
+                        count,
+                    },
+                    items: count,
+                });
+            }
+        };
+        let (views, items) = self.jepa_views(model, kind, step, shard, device)?;
+        Ok(ShardOutput {
+            loss: ShardLoss::Jepa {
+                views,
+                n_global: self.cfg.views.n_global,
+                loss: self.cfg.loss.clone(),
+                seed: self.cfg.run.seed,
+            },
+            items,
+        })
+    }
+
+    /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target.
+    fn evaluate(
+        &mut self,
+        model: &TextEncoder<B::InnerBackend>,
+        _step: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        let Some(eval) = &self.eval else {
+            return Ok(Vec::new());
+        };
+        let device = model.devices().into_iter().next().unwrap_or_default();
+        let z = embed_texts(
+            model,
+            &self.spec,
+            &self.tokenizer,
+            &eval.texts,
+            256,
+            &device,
+        )?;
+        let d = self.spec.d_model;
+        let ours = Features::new(
+            "embeddings",
+            eval.texts.len(),
+            1,
+            d,
+            z.iter().map(|&x| f64::from(x)).collect(),
+        )?;
+        let opts = MetricOptions {
+            k: eval.k,
+            null_shuffles: 0,
+            ..MetricOptions::default()
+        };
+        let r = measure(&ours, &eval.target, &opts)?;
+        Ok(vec![
+            ("mutual_knn".into(), r.scores.mutual_knn),
+            ("cka".into(), r.scores.cka),
+        ])
+    }
+
+    fn best_metric(&self) -> Option<&str> {
+        self.eval.as_ref().map(|_| "mutual_knn")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn defaults_follow_the_paper_recipe() {
+        let c = TrainConfig::from_toml("t", "", &[]).unwrap();
+        assert_eq!(c.loss.lambda, 0.02);
+        assert_eq!(c.optim.lr, 5e-4);
+        assert_eq!(c.optim.weight_decay, 0.05);
+        assert_eq!((c.views.n_global, c.views.n_local), (2, 6));
+        assert_eq!((c.loss.t_max, c.loss.knots), (3.0, 17));
+    }
+
+    #[test]
+    fn overrides_and_round_trip() {
+        let c = TrainConfig::from_toml(
+            "t",
+            "[run]\nobjective = \"bad\"\n",
+            &[
+                "optim.lr=1e-4".into(),
+                "data.lang=de".into(),
+                "model.size=\"bert-s\"".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.run.objective, ViewKind::Bad);
+        assert_eq!(c.optim.lr, 1e-4);
+        assert_eq!(c.data.lang, "de");
+        assert_eq!(c.model.dims().unwrap(), (384, 12, 6, 1536));
+        let back = TrainConfig::from_toml("t", &c.to_toml().unwrap(), &[]).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlr = \"x\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cfg.toml") && e.contains("lr"), "{e}");
+        let e = TrainConfig::from_toml("cfg.toml", "[views]\nmask_ratio = 1.5\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("views.mask_ratio"), "{e}");
+        let e = TrainConfig::from_toml("cfg.toml", "[run]\nnope = 1\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope"), "{e}");
+        // An unknown objective is refused, naming the field and the valid ones.
+        let e = TrainConfig::from_toml("cfg.toml", "[loss]\nkind = \"vicreg\"\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cfg.toml") && e.contains("kind") && e.contains("spectral"),
+            "{e}"
+        );
+        let c = TrainConfig::from_toml("cfg.toml", "[loss]\nkind = \"spectral\"\n", &[]).unwrap();
+        assert_eq!(c.loss.kind, crate::train::config::LossKind::Spectral);
+        let e = TrainConfig::from_toml(
+            "cfg.toml",
+            "[run]\nplateau_window = 5\nplateau_tol = 0\n",
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("run.plateau_tol"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_name_the_nearest_valid_one() {
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlrr = 1e-3\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`lrr`") && e.contains("did you mean `lr`?"),
+            "{e}"
+        );
+        let e = TrainConfig::from_toml("cfg.toml", "[optimiser]\nlr = 1e-3\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `optim`?"), "{e}");
+        // Nothing close: no guess, the list of valid keys stays.
+        let e = TrainConfig::from_toml("cfg.toml", "[optim]\nlearning_rate = 1\n", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("did you mean") && e.contains("`lr`"), "{e}");
+    }
+
+    use super::*;
+    use crate::text::corpus::Group;
+    use crate::text::tokenizer::TokenizerConfig;
+    use crate::train::{MemorySink, train};
+    use burn::backend::{Autodiff, NdArray};
+
+    /// 40 groups of 3 paraphrases: (colour, animal, action) is the state.
+    fn toy_groups() -> Vec<Group> {
+        let colours = ["red", "blue", "green", "black", "white"];
+        let animals = ["dog", "cat", "horse", "bird"];
+        let actions = ["runs", "sleeps"];
+        let mut out = Vec::new();
+        for (i, c) in colours.iter().enumerate() {
+            for (j, a) in animals.iter().enumerate() {
+                for (k, v) in actions.iter().enumerate() {
+                    out.push(Group {
+                        id: format!("{i}{j}{k}"),
+                        texts: vec![
+                            format!("a {c} {a} {v} in the park"),
+                            format!("the {a} that is {c} {v} today"),
+                            format!("look , one {c} {a} {v} there"),
+                        ],
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn task(objective: &str) -> TextTask {
+        let text = format!(
+            "[run]\nobjective = \"{objective}\"\nsteps = 50\nlog_every = 1\n\
+             [model]\nmax_len = 16\n[views]\nbatch_size = 16\n[loss]\nslices = 32\n\
+             [optim]\nwarmup_steps = 5\nlr = 2e-3\n"
+        );
+        let cfg = TrainConfig::from_toml("toy.toml", &text, &[]).unwrap();
+        let groups = toy_groups();
+        let tcfg = TokenizerConfig {
+            vocab_size: 100,
+            min_frequency: 1,
+            ..TokenizerConfig::default()
+        };
+        let tok = TextTokenizer::train(
+            groups
+                .iter()
+                .flat_map(|g| g.texts.iter().map(String::as_str)),
+            &tcfg,
+        )
+        .unwrap();
+        TextTask::new(cfg, tok, &groups).unwrap()
+    }
+
+    fn mean_loss(sink: &MemorySink, range: std::ops::Range<usize>) -> f64 {
+        let v: Vec<f64> = sink.records[range]
+            .iter()
+            .map(|r| r["loss"].as_f64().unwrap())
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    #[test]
+    fn tiny_encoder_loss_falls_over_50_steps() {
+        for objective in ["good", "next-token"] {
+            let mut t = task(objective);
+            let cfg = t.cfg.clone();
+            let mut sink = MemorySink::default();
+            let device = Default::default();
+            train::<Autodiff<NdArray>, _>(
+                &mut t, &cfg.run, &cfg.optim, "", None, &mut sink, &device,
+            )
+            .unwrap();
+            let (first, last) = (mean_loss(&sink, 0..10), mean_loss(&sink, 40..50));
+            eprintln!("{objective}: loss {first:.4} -> {last:.4}");
+            assert!(last < 0.8 * first, "{objective}: loss {first} -> {last}");
+        }
+    }
+
+    /// The toy groups as two gzip JSONL shards plus a plain one (with a one-text group,
+    /// which good views must skip).
+    fn toy_shards() -> Vec<(String, Vec<u8>)> {
+        use std::io::Write;
+        let lines: Vec<String> = toy_groups()
+            .iter()
+            .map(|g| serde_json::json!({"id": g.id, "texts": g.texts}).to_string() + "\n")
+            .collect();
+        let gz = |part: &[String]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(part.concat().as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let mut plain = lines[30..].concat();
+        plain.push_str("{\"id\": \"lonely\", \"texts\": [\"a lonely text\"]}\n");
+        vec![
+            ("s0.jsonl.gz".into(), gz(&lines[..15])),
+            ("s1.jsonl.gz".into(), gz(&lines[15..30])),
+            ("s2.jsonl".into(), plain.into_bytes()),
+        ]
+    }
+
+    /// A streaming task on `base`'s config and tokenizer (shared: WordPiece training can
+    /// break ties differently from one training to the next).
+    fn stream_task(base: &TextTask, steps: usize) -> TextTask {
+        let mut cfg = base.cfg.clone();
+        cfg.run.steps = steps;
+        cfg.run.checkpoint_every = 3;
+        let stream = ShardStream::from_memory(toy_shards(), 8, cfg.run.seed).unwrap();
+        TextTask::streaming(cfg, base.tokenizer.clone(), stream).unwrap()
+    }
+
+    /// Streams shards through training (epochs, skipping, bounded buffer). Exact resume of
+    /// a streamed run is checked in `tests/resume_exact.rs`, a process of its own: burn's
+    /// init RNG is process-wide, and other unit tests draw from it concurrently.
+    #[test]
+    fn streamed_shards_train() {
+        type AB = Autodiff<NdArray>;
+        let device = Default::default();
+        // 6 steps of 16 groups: 96 draws over 41 groups (2+ epochs).
+        let base = task("good");
+        let mut t = stream_task(&base, 6);
+        let cfg = t.cfg.clone();
+        let mut full = MemorySink::default();
+        train::<AB, _>(&mut t, &cfg.run, &cfg.optim, "", None, &mut full, &device).unwrap();
+        assert_eq!(full.records.len(), 6);
+        assert!(
+            full.records
+                .iter()
+                .all(|r| r["loss"].as_f64().is_some_and(f64::is_finite))
+        );
+        let src = t.stream.as_ref().unwrap();
+        assert!(src.stream.epoch() >= 2, "epoch {}", src.stream.epoch());
+        assert!(src.skipped >= 2, "the one-text group is skipped each epoch");
+        assert!(src.stream.peak_buffered() <= 8);
+    }
+
+    #[test]
+    fn embed_texts_matches_batching() {
+        let t = task("good");
+        let device = Default::default();
+        let model: TextEncoder<NdArray> = t.spec.init(&device).unwrap();
+        let texts: Vec<String> = toy_groups()
+            .iter()
+            .take(5)
+            .map(|g| g.texts[0].clone())
+            .collect();
+        let a = embed_texts(&model, &t.spec, &t.tokenizer, &texts, 5, &device).unwrap();
+        let b = embed_texts(&model, &t.spec, &t.tokenizer, &texts, 2, &device).unwrap();
+        assert_eq!(a.len(), 5 * t.spec.d_model);
+        let diff = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(diff < 1e-5, "batching changed embeddings by {diff}");
+    }
+}
