@@ -161,7 +161,14 @@ pub fn run_in_folder<B: AutodiffBackend>(
         cfg.d(),
         dir.display()
     );
-    let out = train_scene::<B>(cfg, &world, tokenizer.as_ref(), resume, &mut sink, device)?;
+    let out = train_scene::<B>(
+        cfg,
+        &world,
+        tokenizer.as_ref(),
+        resume,
+        &mut sink,
+        &vec![device.clone(); cfg.run.data_parallel.max(1)],
+    )?;
     sink.progress.finish();
     write_embeddings(dir, cfg, &world, &out.model, device)?;
     Ok(out)

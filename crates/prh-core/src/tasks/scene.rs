@@ -37,7 +37,7 @@ use crate::train::config::LossConfig;
 use crate::train::config::OptimConfig;
 use crate::train::config::RunConfig;
 use crate::train::data_parallel::check_split;
-use crate::train::{RunSink, train};
+use crate::train::{RunSink, train_on_devices};
 use crate::{Error, Result};
 use burn::module::AutodiffModule;
 use burn::prelude::Backend;
@@ -481,21 +481,24 @@ pub struct SceneTrained<B: Backend> {
 }
 
 /// Trains `cfg`'s JEPA (image or caption, good or bad views) through the shared loop
-/// ([`train`]: invariance + lambda SIGReg, AdamW, clipping, guards), from `resume` if
-/// given; metrics and checkpoints (carrying `cfg.to_toml()`) go to `sink`. The caption
-/// task needs its `tokenizer`.
+/// ([`train_on_devices`]: invariance + lambda SIGReg, AdamW, clipping, guards) with one
+/// model replica per entry of `devices` (`run.data_parallel` of them, as for text runs),
+/// from `resume` if given; metrics and checkpoints (carrying `cfg.to_toml()`) go to
+/// `sink`. The caption task needs its `tokenizer`.
 pub fn train_scene<B: AutodiffBackend>(
     cfg: &SceneTrainConfig,
     world: &SceneWorld,
     tokenizer: Option<&TextTokenizer>,
     resume: Option<&Checkpoint>,
     sink: &mut dyn RunSink,
-    device: &B::Device,
+    devices: &[B::Device],
 ) -> Result<SceneTrained<B::InnerBackend>> {
     let toml = cfg.to_toml()?;
     if cfg.views.observation == Observation::Symbolic {
         let mut task = cfg.symbolic_task(world)?;
-        let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+        let out = train_on_devices::<B, _>(
+            &mut task, &cfg.run, &cfg.optim, &toml, resume, sink, devices,
+        )?;
         return Ok(SceneTrained {
             model: SceneModel::Symbolic(Box::new((
                 out.model.valid(),
@@ -509,7 +512,9 @@ pub fn train_scene<B: AutodiffBackend>(
     match cfg.modality()? {
         Modality::Image => {
             let mut task = cfg.image_task(world)?;
-            let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+            let out = train_on_devices::<B, _>(
+                &mut task, &cfg.run, &cfg.optim, &toml, resume, sink, devices,
+            )?;
             Ok(SceneTrained {
                 model: SceneModel::Image(Box::new(out.model.valid())),
                 steps: out.steps,
@@ -520,7 +525,9 @@ pub fn train_scene<B: AutodiffBackend>(
             let tok =
                 tokenizer.ok_or_else(|| Error::invalid("the caption JEPA needs its tokenizer"))?;
             let mut task = cfg.caption_task(world, tok)?;
-            let out = train::<B, _>(&mut task, &cfg.run, &cfg.optim, &toml, resume, sink, device)?;
+            let out = train_on_devices::<B, _>(
+                &mut task, &cfg.run, &cfg.optim, &toml, resume, sink, devices,
+            )?;
             Ok(SceneTrained {
                 model: SceneModel::Caption(Box::new((out.model.valid(), tok.clone()))),
                 steps: out.steps,
