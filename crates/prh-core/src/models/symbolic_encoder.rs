@@ -10,20 +10,13 @@
 //!
 //! The encoder is the image encoder's head, `f(x) = W2 LN(gelu(W1 x))`.
 
-use crate::backend::gelu::gelu;
 use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
 use burn::prelude::*;
-use burn::tensor::backend::AutodiffBackend;
 use serde::{Deserialize, Serialize};
 
-use crate::models::image_encoder::{
-    SceneViewSampler, rows_f64, scene_shard_output, shard_views, split_views,
-};
-use crate::scene::theory::TheoryProbe;
+use crate::backend::gelu::gelu;
+use crate::models::image_encoder::rows_f64;
 use crate::scene::{Modality, SceneView, SceneWorld};
-use crate::train::config::LossConfig;
-use crate::train::data_parallel::{Shard, ShardOutput, check_split};
-use crate::train::{StepOutput, TrainTask, jepa_loss};
 use crate::{Error, Result};
 
 /// Sizes of the symbol encoder (the `[symbolic]` section of a scene run's config).
@@ -147,89 +140,6 @@ pub fn embed_symbols<B: Backend>(
         )?);
     }
     Ok(out)
-}
-
-/// The JEPA on symbols as a [`TrainTask`]: views from a [`SceneViewSampler`] (of either
-/// modality), one forward of their codes, the configured loss; the same stages as the
-/// image and caption tasks.
-pub struct SymbolicJepaTask {
-    /// Where the views come from.
-    pub sampler: SceneViewSampler,
-    /// Encoder sizes.
-    pub model: SymbolicEncoderConfig,
-    /// Loss settings.
-    pub loss: LossConfig,
-    /// Run seed (views and SIGReg directions).
-    pub seed: u64,
-    /// The prediction each evaluation compares the encoder with (none: no evaluation).
-    pub probe: Option<TheoryProbe>,
-}
-
-impl SymbolicJepaTask {
-    /// Stages 1-2 for `shard` of step `step`'s batch: the views' codes embedded in one pass
-    /// and split back per view; and the number of views.
-    ///
-    /// # Shapes
-    /// -> `V` x `[n_k, d]`
-    fn forward_views<B: AutodiffBackend>(
-        &self,
-        model: &SymbolicEncoder<B>,
-        step: usize,
-        shard: Shard,
-        device: &B::Device,
-    ) -> (Vec<Tensor<B, 2>>, usize) {
-        let batch = shard_views(self.sampler.batch(self.seed, step), shard);
-        let flat: Vec<SceneView> = batch.iter().flatten().copied().collect();
-        let x = codes_tensor::<B>(&self.sampler.world, self.sampler.modality, &flat, device);
-        let z = model.forward(x); // (V n_k, d)
-        (split_views(z, batch.len()), flat.len())
-    }
-}
-
-impl<B: AutodiffBackend> TrainTask<B> for SymbolicJepaTask {
-    type Model = SymbolicEncoder<B>;
-
-    fn init_model(&self, device: &B::Device) -> Result<SymbolicEncoder<B>> {
-        self.model
-            .init(code_len(&self.sampler.world, self.sampler.modality), device)
-    }
-
-    fn step(
-        &mut self,
-        model: &SymbolicEncoder<B>,
-        step: usize,
-        device: &B::Device,
-    ) -> Result<StepOutput<B>> {
-        let (views, items) = self.forward_views(model, step, Shard::WHOLE, device);
-        let loss = jepa_loss(&views, views.len(), &self.loss, self.seed, step, device)?;
-        Ok(loss.into_step_output(items))
-    }
-
-    fn shard_step(
-        &self,
-        model: &SymbolicEncoder<B>,
-        step: usize,
-        shard: Shard,
-        device: &B::Device,
-    ) -> Result<ShardOutput<B>> {
-        check_split(shard.count, self.sampler.batch)?;
-        let (views, items) = self.forward_views(model, step, shard, device);
-        Ok(scene_shard_output(views, items, &self.loss, self.seed))
-    }
-
-    /// `cka_to_theory` and `sin_theta_to_theory` of the frozen encoder ([`TheoryProbe`]).
-    fn evaluate(
-        &mut self,
-        model: &SymbolicEncoder<B::InnerBackend>,
-        _step: usize,
-    ) -> Result<Vec<(String, f64)>> {
-        let Some(probe) = &self.probe else {
-            return Ok(Vec::new());
-        };
-        let device = model.devices().into_iter().next().unwrap_or_default();
-        let (w, m) = (&self.sampler.world, self.sampler.modality);
-        probe.score(&embed_symbols(model, w, m, &probe.views, &device)?)
-    }
 }
 
 #[cfg(test)]

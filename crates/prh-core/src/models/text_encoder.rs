@@ -20,12 +20,47 @@ use serde::{Deserialize, Serialize};
 use crate::models::transformer::{RowMasks, encoder_rows};
 use crate::{Error, Result};
 
+/// A named encoder size (`model.size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelSize {
+    /// 2 x 64 (4 heads, d_ff 128): tests and CPU smoke runs.
+    Tiny,
+    /// BERT-S, 12 x 384 (6 heads, d_ff 1536): the paper's recipe.
+    BertS,
+    /// BERT-B, 12 x 768 (12 heads, d_ff 3072).
+    BertB,
+    /// The four size fields of `[model]`.
+    Custom,
+}
+
+impl std::fmt::Display for ModelSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ModelSize::Tiny => "tiny",
+            ModelSize::BertS => "bert-s",
+            ModelSize::BertB => "bert-b",
+            ModelSize::Custom => "custom",
+        })
+    }
+}
+
+/// How token states become one text embedding (`model.pooling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pooling {
+    /// The mean over non-pad tokens.
+    Mean,
+    /// The first token's state.
+    Cls,
+}
+
 /// Encoder architecture (paper section 4: BERT-S = 12 x 384, BERT-B = 12 x 768).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
     /// `tiny`, `bert-s`, `bert-b`, or `custom` (then the four size fields below are used).
-    pub size: String,
+    pub size: ModelSize,
     /// Width (custom only).
     pub d_model: usize,
     /// Layers (custom only).
@@ -37,7 +72,7 @@ pub struct ModelConfig {
     /// Maximum tokens per sequence (learned positions).
     pub max_len: usize,
     /// `mean` over non-pad tokens or `cls` (the first token).
-    pub pooling: String,
+    pub pooling: Pooling,
     /// Output width of a 2-layer MLP projector after pooling (0: no projector).
     pub projector_dim: usize,
     /// Dropout inside the transformer (0 keeps training exactly reproducible).
@@ -47,13 +82,13 @@ pub struct ModelConfig {
 impl Default for ModelConfig {
     fn default() -> Self {
         Self {
-            size: "tiny".into(),
+            size: ModelSize::Tiny,
             d_model: 64,
             layers: 2,
             heads: 4,
             d_ff: 128,
             max_len: 64,
-            pooling: "mean".into(),
+            pooling: Pooling::Mean,
             projector_dim: 0,
             dropout: 0.0,
         }
@@ -62,15 +97,12 @@ impl Default for ModelConfig {
 
 impl ModelConfig {
     /// `(d_model, layers, heads, d_ff)` of the named size.
-    pub fn dims(&self) -> Result<(usize, usize, usize, usize)> {
-        match self.size.as_str() {
-            "tiny" => Ok((64, 2, 4, 128)),
-            "bert-s" => Ok((384, 12, 6, 1536)),
-            "bert-b" => Ok((768, 12, 12, 3072)),
-            "custom" => Ok((self.d_model, self.layers, self.heads, self.d_ff)),
-            other => Err(Error::invalid(format!(
-                "model.size: expected tiny, bert-s, bert-b or custom, got `{other}`"
-            ))),
+    pub fn dims(&self) -> (usize, usize, usize, usize) {
+        match self.size {
+            ModelSize::Tiny => (64, 2, 4, 128),
+            ModelSize::BertS => (384, 12, 6, 1536),
+            ModelSize::BertB => (768, 12, 12, 3072),
+            ModelSize::Custom => (self.d_model, self.layers, self.heads, self.d_ff),
         }
     }
 }
@@ -103,7 +135,7 @@ pub struct EncoderSpec {
 impl EncoderSpec {
     /// The spec of `model` for a `vocab`-token tokenizer.
     pub fn from_config(model: &ModelConfig, vocab: usize, causal: bool) -> Result<Self> {
-        let (d_model, layers, heads, d_ff) = model.dims()?;
+        let (d_model, layers, heads, d_ff) = model.dims();
         Ok(Self {
             vocab,
             d_model,
@@ -111,7 +143,7 @@ impl EncoderSpec {
             heads,
             d_ff,
             max_len: model.max_len,
-            cls_pooling: model.pooling == "cls",
+            cls_pooling: model.pooling == Pooling::Cls,
             projector_dim: model.projector_dim,
             dropout: model.dropout,
             causal,
@@ -381,7 +413,7 @@ mod tests {
         assert_eq!(enc.represent(a.clone(), pa.clone()).dims(), [2, 16]);
         assert!(enc.lm_logits(a, pa).is_err());
         let m = ModelConfig {
-            size: "bert-s".into(),
+            size: ModelSize::BertS,
             ..ModelConfig::default()
         };
         let b = EncoderSpec::from_config(&m, 8000, false).unwrap();

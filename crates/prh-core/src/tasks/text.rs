@@ -108,18 +108,12 @@ impl TrainConfig {
                 "a scene task is read by scene_run::SceneTrainConfig, not the text config",
             );
         }
-        self.model
-            .dims()
-            .map_err(|e| Error::format(source, "model.size", e.to_string()))?;
-        let (d, _, h, _) = self.model.dims()?;
+        let (d, _, h, _) = self.model.dims();
         if h == 0 || !d.is_multiple_of(h) {
             return bad(
                 "model.heads",
                 "d_model must be a positive multiple of heads",
             );
-        }
-        if !matches!(self.model.pooling.as_str(), "mean" | "cls") {
-            return bad("model.pooling", "expected `mean` or `cls`");
         }
         if self.views.n_global == 0 {
             return bad(
@@ -150,21 +144,10 @@ impl TrainConfig {
         if self.run.steps == 0 {
             return bad("run.steps", "expected at least 1");
         }
-        if self.run.data_parallel == 0 {
-            return bad(
-                "run.data_parallel",
-                "expected at least 1 (the number of model replicas; 1 = one device)",
-            );
-        }
-        if !self.views.batch_size.is_multiple_of(self.run.data_parallel) {
-            return bad(
-                "run.data_parallel",
-                &format!(
-                    "{} replicas do not divide views.batch_size = {}: each replica takes \
-                     batch_size / data_parallel groups",
-                    self.run.data_parallel, self.views.batch_size
-                ),
-            );
+        // The one replica-count check (`check_split`), shared with the scene tasks and
+        // the data-parallel step itself.
+        if let Err(e) = check_split(self.run.data_parallel, self.views.batch_size) {
+            return bad("run.data_parallel", &e.to_string());
         }
         if self.model.max_len < 4 {
             return bad("model.max_len", "expected at least 4 tokens");
@@ -675,6 +658,25 @@ mod tests {
         assert_eq!((c.loss.t_max, c.loss.knots), (3.0, 17));
     }
 
+    /// The typed values (`model.size`, `model.pooling`, `run.objective`) refuse unknown
+    /// names, naming the field and the valid names.
+    #[test]
+    fn typed_values_name_field_and_choices() {
+        for (set, field, valid) in [
+            ("model.size=\"bert-x\"", "size", "bert-s"),
+            ("model.pooling=\"max\"", "pooling", "cls"),
+            ("run.objective=\"great\"", "objective", "next-token"),
+        ] {
+            let e = TrainConfig::from_toml("cfg.toml", "", &[set.into()])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("cfg.toml") && e.contains(field) && e.contains(valid),
+                "{set}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn overrides_and_round_trip() {
         let c = TrainConfig::from_toml(
@@ -690,7 +692,7 @@ mod tests {
         assert_eq!(c.run.objective, ViewKind::Bad);
         assert_eq!(c.optim.lr, 1e-4);
         assert_eq!(c.data.lang, "de");
-        assert_eq!(c.model.dims().unwrap(), (384, 12, 6, 1536));
+        assert_eq!(c.model.dims(), (384, 12, 6, 1536));
         let back = TrainConfig::from_toml("t", &c.to_toml().unwrap(), &[]).unwrap();
         assert_eq!(back, c);
     }

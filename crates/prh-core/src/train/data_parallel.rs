@@ -129,13 +129,13 @@ pub struct ParallelStep {
 pub fn check_split(w: usize, batch: usize) -> Result<()> {
     if w == 0 {
         return Err(Error::invalid(
-            "run.data_parallel = 0: expected at least 1 (the number of model replicas)",
+            "run.data_parallel = 0: expected at least 1 (the number of model replicas; 1 = one device)",
         ));
     }
     if !batch.is_multiple_of(w) {
         return Err(Error::invalid(format!(
-            "run.data_parallel = {w} does not divide views.batch_size = {batch}: each replica \
-             takes batch_size / data_parallel groups"
+            "run.data_parallel = {w}: {w} replicas do not divide views.batch_size = {batch}: \
+             each replica takes batch_size / data_parallel groups"
         )));
     }
     Ok(())

@@ -183,7 +183,7 @@ impl Bilingual {
         let d = cfg
             .train_config(source, ViewKind::Good, 0, &spec.langs[0])?
             .model
-            .dims()?
+            .dims()
             .0;
         let last = run.snaps[0].len().min(run.snaps[1].len());
         let mut curve = Vec::new();

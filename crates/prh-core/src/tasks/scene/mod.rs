@@ -15,16 +15,13 @@
 //! `[views]`, `[image]` and `[caption]` are the scene's. Every field has a default, so a
 //! file names only what it changes; unknown keys are errors naming the nearest valid key.
 
+pub mod task;
+
 use serde::{Deserialize, Serialize};
 
 use crate::config::parse_toml;
-use crate::models::image_encoder::{
-    CaptionJepaTask, ImageEncoder, ImageEncoderConfig, ImageJepaTask, SceneViewSampler,
-    embed_captions, embed_views,
-};
-use crate::models::symbolic_encoder::{
-    SymbolicEncoder, SymbolicEncoderConfig, SymbolicJepaTask, embed_symbols,
-};
+use crate::models::image_encoder::{ImageEncoder, ImageEncoderConfig, embed_captions, embed_views};
+use crate::models::symbolic_encoder::{SymbolicEncoder, SymbolicEncoderConfig, embed_symbols};
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::scene::theory::TheoryProbe;
 use crate::scene::{Modality, SceneConfig, SceneView, SceneWorld};
@@ -42,6 +39,7 @@ use crate::{Error, Result};
 use burn::module::AutodiffModule;
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
+use task::{Captions, Pixels, SceneJepaTask, SceneViewSampler, Symbols};
 
 /// What the encoder observes of a view (`views.observation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -323,11 +321,13 @@ impl SceneTrainConfig {
         )
     }
 
-    /// The image JEPA task ([`ImageJepaTask`]) of this config.
-    pub fn image_task(&self, world: &SceneWorld) -> Result<ImageJepaTask> {
-        Ok(ImageJepaTask {
+    /// The image JEPA task (pictures) of this config.
+    pub fn image_task(&self, world: &SceneWorld) -> Result<SceneJepaTask<Pixels>> {
+        Ok(SceneJepaTask {
             sampler: self.sampler(world)?,
-            model: self.image.clone(),
+            observer: Pixels {
+                model: self.image.clone(),
+            },
             loss: self.loss.clone(),
             seed: self.run.seed,
             probe: Some(self.probe(world)?),
@@ -351,27 +351,33 @@ impl SceneTrainConfig {
         }
     }
 
-    /// The caption JEPA task ([`CaptionJepaTask`]) of this config with `tokenizer`.
+    /// The caption JEPA task of this config with `tokenizer`.
     pub fn caption_task(
         &self,
         world: &SceneWorld,
         tokenizer: &TextTokenizer,
-    ) -> Result<CaptionJepaTask> {
-        Ok(CaptionJepaTask {
+    ) -> Result<SceneJepaTask<Captions>> {
+        Ok(SceneJepaTask {
             sampler: self.sampler(world)?,
-            spec: self.caption_spec(tokenizer.vocab_size()),
-            tokenizer: tokenizer.clone(),
+            observer: Captions {
+                spec: self.caption_spec(tokenizer.vocab_size()),
+                tokenizer: tokenizer.clone(),
+            },
             loss: self.loss.clone(),
             seed: self.run.seed,
             probe: Some(self.probe(world)?),
         })
     }
 
-    /// The symbol JEPA task ([`SymbolicJepaTask`]) of this config.
-    pub fn symbolic_task(&self, world: &SceneWorld) -> Result<SymbolicJepaTask> {
-        Ok(SymbolicJepaTask {
+    /// The symbol JEPA task of this config.
+    pub fn symbolic_task(&self, world: &SceneWorld) -> Result<SceneJepaTask<Symbols>> {
+        Ok(SceneJepaTask {
             sampler: self.sampler(world)?,
-            model: self.symbolic.clone(),
+            observer: Symbols {
+                model: self.symbolic.clone(),
+                world: world.clone(),
+                modality: self.modality()?,
+            },
             loss: self.loss.clone(),
             seed: self.run.seed,
             probe: Some(self.probe(world)?),
