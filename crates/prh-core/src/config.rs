@@ -8,6 +8,7 @@
 //! changes. `--set key=value` overrides any dotted path (`optim.lr=1e-4`) before the
 //! typed parse, and the resolved config is saved with each run (`config.toml`).
 
+use crate::linalg::levenshtein;
 use crate::{Error, Result};
 
 /// Parses TOML text into a config type (`source` names it in errors) after applying
@@ -54,20 +55,10 @@ fn suggest(message: &str) -> String {
     }
 }
 
-/// Levenshtein distance between `a` and `b` (insertions, deletions, substitutions).
+/// Levenshtein distance between `a` and `b` in characters ([`levenshtein`]).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    levenshtein(&a, &b)
 }
 
 /// Sets `a.b.c=value` in a TOML table, creating intermediate tables.

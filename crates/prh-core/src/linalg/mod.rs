@@ -1,6 +1,7 @@
 //! **Wing `linalg`** (the floor): dense helpers on faer, Procrustes, the assignment
 //! problem. Owns no paper concept; every other wing may use it.
-//! May use: the loose files (`error`, `rng`). No burn.
+//! May use: the loose files (`error`, `rng`). No burn. Also home of the one Levenshtein
+//! distance (neighbour lists and config-key suggestions both use it).
 //!
 //! Dense linear algebra shared by the theory and measurement code: conversions between
 //! row-major buffers and faer matrices, symmetric eigendecomposition and SVD.
@@ -193,6 +194,25 @@ pub fn principal_angles(u1: &Matrix, u2: &Matrix) -> Result<(f64, f64, Vec<f64>)
     let mut deg: Vec<f64> = cos.iter().map(|c| c.acos().to_degrees()).collect();
     deg.sort_by(|a, b| a.total_cmp(b));
     Ok((op, fro, deg))
+}
+
+/// Levenshtein distance between two sequences: the fewest insertions, deletions and
+/// substitutions (each cost 1) turning `x` into `y` (torchaudio's `edit_distance`, which
+/// platonic-rep calls); classic O(|x| |y|) DP with one row. Used by the edit-distance
+/// k-NN metric (neighbour lists) and by config errors' "did you mean" (characters).
+pub fn levenshtein<T: PartialEq>(x: &[T], y: &[T]) -> usize {
+    let mut row: Vec<usize> = (0..=y.len()).collect();
+    for (i, xi) in x.iter().enumerate() {
+        // `diag` is D[i][j] (the previous row's entry left of the current column).
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, yj) in y.iter().enumerate() {
+            let sub = diag + usize::from(xi != yj);
+            diag = row[j + 1];
+            row[j + 1] = sub.min(row[j + 1] + 1).min(row[j] + 1);
+        }
+    }
+    row[y.len()]
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! the Gram matrix X X^T of the (normalised) features with the diagonal excluded, ordered
 //! by decreasing similarity.
 
-use crate::linalg::Matrix;
+use crate::linalg::{Matrix, levenshtein};
 use crate::measure::calibration::shuffled_scores;
 use crate::{Error, Result};
 use faer::linalg::matmul::matmul;
@@ -249,24 +249,6 @@ pub fn lcs_knn(a: &Knn, b: &Knn) -> Result<f64> {
     check_pair(a, b)?;
     let total: usize = (0..a.n).map(|i| lcs_length(a.row(i), b.row(i))).sum();
     Ok(total as f64 / a.n as f64)
-}
-
-/// Levenshtein distance between two sequences: the fewest insertions, deletions and
-/// substitutions (each cost 1) turning `x` into `y` (torchaudio's `edit_distance`, which
-/// platonic-rep calls); classic O(|x| |y|) DP with one row.
-pub fn levenshtein(x: &[usize], y: &[usize]) -> usize {
-    let mut row: Vec<usize> = (0..=y.len()).collect();
-    for (i, &xi) in x.iter().enumerate() {
-        // `diag` is D[i][j] (the previous row's entry left of the current column).
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &yj) in y.iter().enumerate() {
-            let sub = diag + usize::from(xi != yj);
-            diag = row[j + 1];
-            row[j + 1] = sub.min(row[j + 1] + 1).min(row[j] + 1);
-        }
-    }
-    row[y.len()]
 }
 
 /// Edit-distance k-NN: 1 - (1/N) sum_i lev(N_A(i), N_B(i)) / k over the *ordered*
