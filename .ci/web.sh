@@ -72,7 +72,7 @@ rm -rf dist
 mkdir -p dist
 "$WB" --target web --no-typescript --out-dir dist --out-name prh-web "$WASM"
 cp web/style.css dist/style.css
-# The alignment lab's metrics worker imports prh-web.js (web/src/metrics_worker.rs).
+# The alignment lab's metrics worker imports prh-web.js (web/src/labs/alignment/worker.rs).
 cp web/metrics-worker.js dist/metrics-worker.js
 cp -r web/assets dist/assets
 cat > dist/index.html <<'HTML'

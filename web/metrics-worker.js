@@ -1,4 +1,4 @@
-// The alignment lab's metrics worker (web/src/metrics_worker.rs): the page's own module,
+// The alignment lab's metrics worker (web/src/labs/alignment/worker.rs): the page's own module,
 // loaded a second time off the main thread, computes one analysis per message.
 import init, { prh_worker_analyse } from "./prh-web.js";
 

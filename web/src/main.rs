@@ -1,35 +1,18 @@
 //! The prh playground: `prh-core` compiled to WebAssembly behind a Leptos (client-side)
 //! UI. Build with `trunk build` (index.html at the repository root) or `.ci/web.sh`.
 //!
-//! - [`spectral_lab`]: the theorem for teaching — Pi, K, the spectrum, the rotation.
-//! - [`alignment_lab`]: PRH metrics between two embedding files.
-//! - [`checkpoint_lab`]: a trained text encoder (exported bundle) embedding typed texts on
-//!   WebGPU or the CPU ([`backends`]), with their nearest ImageNet classes
-//!   ([`class_vectors`]).
-//!
-//! The state lives in the URL ([`url_state`]); figures export as PNG, SVG ([`svg`]) and
-//! JSON ([`export`]).
+//! This file only wires the tabs:
+//! - [`labs`]: one folder per lab ([`spectral`], [`alignment`], [`checkpoint`]);
+//! - [`figures`]: drawing, SVG and PNG / SVG / JSON export shared by the labs;
+//! - [`widgets`]: the state in the URL ([`url_state`]), file loading, shared controls.
 
-mod alignment_lab;
-mod backends;
-mod checkpoint_lab;
-mod checkpoint_results;
-mod class_vectors;
-mod container;
-mod draw;
-mod drop_zone;
-mod export;
-mod metrics_worker;
-mod numbers;
-mod pca;
-mod spectral_compute;
-mod spectral_figures;
-mod spectral_lab;
-mod svg;
-mod url_state;
+mod figures;
+mod labs;
+mod widgets;
 
+use crate::labs::{alignment, checkpoint, spectral};
+use crate::widgets::url_state;
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// Which lab is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,27 +30,6 @@ impl Lab {
             Lab::Checkpoint => "checkpoint",
         }
     }
-}
-
-/// Wall-clock milliseconds from the page's performance timer (0 when unavailable), used
-/// to show how long a computation took.
-/// Read from the global scope, so it also works in the metrics worker (no window there).
-pub fn now_ms() -> f64 {
-    let perf = js_sys::Reflect::get(&js_sys::global(), &"performance".into()).ok();
-    perf.and_then(|p| {
-        let now: js_sys::Function = js_sys::Reflect::get(&p, &"now".into())
-            .ok()?
-            .dyn_into()
-            .ok()?;
-        now.call0(&p).ok()?.as_f64()
-    })
-    .unwrap_or(0.0)
-}
-
-/// Change test for memos of computed results: a recomputation always counts as a change
-/// (the inputs it depends on did change, and results hold matrices with no cheap equality).
-pub fn recomputed<T>(_: Option<&T>, _: Option<&T>) -> bool {
-    true
 }
 
 /// The page: a tab bar and the selected lab. A lab is built on its first visit and then
@@ -109,9 +71,9 @@ fn App() -> impl IntoView {
         view! {
             <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
                 {move || seen.get().then(|| match l {
-                    Lab::Spectral => view! { <spectral_lab::SpectralLab /> }.into_any(),
-                    Lab::Alignment => view! { <alignment_lab::AlignmentLab /> }.into_any(),
-                    Lab::Checkpoint => view! { <checkpoint_lab::CheckpointLab /> }.into_any(),
+                    Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
+                    Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
+                    Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
                 })}
             </div>
         }
@@ -139,7 +101,7 @@ fn App() -> impl IntoView {
 }
 
 fn main() {
-    // In the metrics worker (metrics_worker.rs) the module is loaded for its exported
+    // In the metrics worker (labs/alignment/worker.rs) the module is loaded for its exported
     // function only: there is no page to mount.
     if web_sys::window().is_none() {
         return;

@@ -13,5 +13,6 @@ pub mod knn;
 pub mod matching;
 pub mod metrics;
 pub mod preprocess;
+pub mod projection;
 pub mod retrieval;
 pub mod svcca;

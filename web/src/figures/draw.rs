@@ -237,6 +237,39 @@ pub fn bars(canvas: &HtmlCanvasElement, values: &[f64], marks: &BarMarks) {
     }
 }
 
+/// Horizontal bars with names and values (the bound card): `(name, value, colour)`, the
+/// longest value filling the width less 200 px; `None` prints "n/a (no gap)".
+/// [`crate::figures::svg::labelled_bars`] writes the same figure as SVG.
+pub fn labelled_bars(canvas: &HtmlCanvasElement, rows: &[(&str, Option<f64>, &str)]) {
+    let Some(ctx) = context(canvas) else { return };
+    let (w, h) = (canvas.width() as f64, canvas.height() as f64);
+    ctx.set_fill_style_str("#fff");
+    ctx.fill_rect(0.0, 0.0, w, h);
+    let top = rows.iter().filter_map(|b| b.1).fold(1e-12_f64, f64::max);
+    let row = h / rows.len() as f64;
+    ctx.set_font("11px sans-serif");
+    for (i, (name, v, colour)) in rows.iter().enumerate() {
+        let y = i as f64 * row;
+        ctx.set_fill_style_str("#333");
+        let _ = ctx.fill_text(name, 4.0, y + row * 0.65);
+        match v {
+            Some(v) => {
+                ctx.set_fill_style_str(colour);
+                ctx.fill_rect(130.0, y + row * 0.2, (w - 200.0) * v / top, row * 0.6);
+                ctx.set_fill_style_str("#333");
+                let _ = ctx.fill_text(
+                    &crate::figures::numbers::fixed(*v, 4),
+                    134.0 + (w - 200.0) * v / top,
+                    y + row * 0.65,
+                );
+            }
+            None => {
+                let _ = ctx.fill_text("n/a (no gap)", 134.0, y + row * 0.65);
+            }
+        }
+    }
+}
+
 /// Maps a click's x offset on a [`bars`] canvas to a bar index.
 pub fn bar_at(canvas: &HtmlCanvasElement, n: usize, offset_x: f64) -> Option<usize> {
     let w = canvas.client_width() as f64;

@@ -1,5 +1,5 @@
 //! The figures as SVG: the same geometry and colours as the canvas drawings in
-//! [`crate::draw`], written as vector markup (one `<rect>` per heatmap cell or bar, one
+//! [`crate::figures::draw`], written as vector markup (one `<rect>` per heatmap cell or bar, one
 //! `<circle>` per point, `<text>` for labels) so a figure can go into a paper or slides at
 //! any size.
 //!
@@ -7,7 +7,7 @@
 //! size to the module without making them simpler. Every element carries a class
 //! (`cell`, `bar`, `pt`, `ring`, `sel`, `label`) so tests can count what was drawn.
 
-use crate::draw::{self, BarMarks, Scatter};
+use crate::figures::draw::{self, BarMarks, Scatter};
 use std::fmt::Write;
 
 /// An SVG document of `w` x `h` user units with a white background.
@@ -226,7 +226,7 @@ pub fn labelled_bars(w: f64, h: f64, rows: &[(&str, Option<f64>, &str)]) -> Svg 
                     (134.0 + len, y + row * 0.65),
                     11.0,
                     "#333",
-                    &crate::numbers::fixed(*v, 4),
+                    &crate::figures::numbers::fixed(*v, 4),
                 );
             }
             None => svg.text((134.0, y + row * 0.65), 11.0, "#333", "n/a (no gap)"),

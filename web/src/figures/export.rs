@@ -1,5 +1,5 @@
 //! Exporting what the user sees: a figure as PNG (the canvas) or SVG (vector markup from
-//! [`crate::svg`]), its numbers as JSON.
+//! [`crate::figures::svg`]), its numbers as JSON.
 
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -48,7 +48,8 @@ pub fn side_by_side(
     );
     out.set_width(w);
     out.set_height(h);
-    let ctx = crate::draw::context(&out).ok_or_else(|| JsValue::from_str("no 2-D context"))?;
+    let ctx =
+        crate::figures::draw::context(&out).ok_or_else(|| JsValue::from_str("no 2-D context"))?;
     ctx.set_fill_style_str("#fff");
     ctx.fill_rect(0.0, 0.0, f64::from(w), f64::from(h));
     let xb = f64::from(a.width() + PANEL_GAP);

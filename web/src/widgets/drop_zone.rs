@@ -1,19 +1,10 @@
 //! Loading embedding files in the browser: drag-and-drop or a file picker, parsed by the
 //! same `prh_core::formats::features` reader the CLI uses.
 
+use crate::widgets::controls::input_of;
+use crate::widgets::files::file_bytes;
 use leptos::prelude::*;
 use prh_core::formats::features::Features;
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::File;
-
-/// Reads a browser `File` into bytes.
-async fn file_bytes(file: &File) -> Result<Vec<u8>, String> {
-    let buf = JsFuture::from(file.array_buffer())
-        .await
-        .map_err(|e| format!("{}: could not read the file: {e:?}", file.name()))?;
-    Ok(js_sys::Uint8Array::new(&buf).to_vec())
-}
 
 /// Parses an embedding file's bytes, turning a core error into the message shown in the
 /// page (it names the file, the field and what was expected).
@@ -52,10 +43,7 @@ pub fn DropZone(
         });
     };
     let on_pick = move |ev: web_sys::Event| {
-        let files = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            .and_then(|i| i.files());
+        let files = input_of(&ev).and_then(|i| i.files());
         leptos::task::spawn_local(async move {
             if let Some(r) = load_first(files).await {
                 on_load.run(r);

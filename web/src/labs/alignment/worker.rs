@@ -10,7 +10,7 @@
 //! Workers are created through `js_sys::Reflect` rather than web-sys's `Worker` type,
 //! whose feature flags would rebuild web-sys and every crate above it.
 
-use crate::alignment_lab::{Parts, analyse_parts};
+use super::compute::{Parts, analyse_parts};
 use prh_core::formats::features::Features;
 use std::cell::RefCell;
 use std::rc::Rc;

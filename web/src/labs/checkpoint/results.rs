@@ -1,11 +1,11 @@
 //! The checkpoint lab's results: the texts' cosine similarities with each text's nearest
 //! other text, and each text's nearest ImageNet classes through the fitted rotation.
 
-use crate::checkpoint_lab::Embedded;
-use crate::class_vectors::ClassVectors;
-use crate::draw;
-use crate::export::ExportButtons;
-use crate::svg;
+use super::class_vectors::ClassVectors;
+use super::compute::Embedded;
+use crate::figures::draw;
+use crate::figures::export::ExportButtons;
+use crate::figures::svg;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -57,7 +57,7 @@ fn centre_rows(rows: &[f32], d: usize) -> Vec<f32> {
 /// What the caption says about the encoder: the demo encoders by what they are, any
 /// other bundle by its shape.
 fn encoder_caption(r: &Embedded) -> String {
-    use crate::checkpoint_lab::{DEMO_BUNDLE, DEMO_VISION};
+    use super::compute::{DEMO_BUNDLE, DEMO_VISION};
     if r.encoder == DEMO_BUNDLE {
         "The demo encoder is tiny (2 layers × 64, 500 CPU steps on 2,000 Multi30k images) and gets there only partly — drop in a bigger export to compare.".into()
     } else if r.encoder == DEMO_VISION.0 {

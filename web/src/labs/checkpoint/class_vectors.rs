@@ -85,45 +85,76 @@ fn tensor(st: &SafeTensors<'_>, source: &str, name: &str) -> Result<(Vec<usize>,
     Ok((view.shape().to_vec(), values))
 }
 
+/// The `classes` names and the `fit` metadata of a class-vector file: (names, the fit as
+/// pretty JSON or empty, its measured alignment when recorded).
+fn metadata(
+    source: &str,
+    bytes: &[u8],
+) -> Result<(Vec<String>, String, Option<MeasuredAlignment>), Error> {
+    let (_, header) = SafeTensors::read_metadata(bytes)
+        .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
+    let meta = header.metadata().clone().unwrap_or_default();
+    let classes = meta.get("classes").ok_or_else(|| {
+        Error::format(
+            source,
+            "__metadata__.classes",
+            "missing (expected a JSON array of class names)",
+        )
+    })?;
+    let names: Vec<String> = serde_json::from_str(classes).map_err(|e| {
+        Error::format(
+            source,
+            "__metadata__.classes",
+            format!("expected a JSON array of strings: {e}"),
+        )
+    })?;
+    let fit_json: serde_json::Value = match meta.get("fit") {
+        Some(f) => serde_json::from_str(f).map_err(|e| {
+            Error::format(source, "__metadata__.fit", format!("expected JSON: {e}"))
+        })?,
+        None => serde_json::Value::Null,
+    };
+    let fit = if fit_json.is_null() {
+        String::new()
+    } else {
+        serde_json::to_string_pretty(&fit_json).unwrap_or_default()
+    };
+    let measured = MeasuredAlignment::from_fit(&fit_json);
+    Ok((names, fit, measured))
+}
+
+/// Row-major `[C, d]` class vectors divided by their L2 norms; a row that is zero or not
+/// finite is an error naming its class.
+fn unit_rows(source: &str, rows: Vec<f64>, d: usize, names: &[String]) -> Result<Vec<f64>, Error> {
+    let mut unit = rows;
+    for (j, row) in unit.chunks_exact_mut(d).enumerate() {
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !norm.is_finite() || norm == 0.0 {
+            return Err(Error::format(
+                source,
+                "class_vectors",
+                format!(
+                    "row {j} ({}) has norm {norm}: expected a finite non-zero vector",
+                    names[j]
+                ),
+            ));
+        }
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+    Ok(unit)
+}
+
 impl ClassVectors {
     /// Parses a class-vector file's bytes (`source` names it in errors).
     ///
     /// # Shapes
     /// `class_vectors [C, d]`, `text_mean [d]`, `classes` C names.
     pub fn from_bytes(source: &str, bytes: &[u8]) -> Result<ClassVectors, Error> {
-        crate::container::check_safetensors(source, bytes)
+        super::container::check_safetensors(source, bytes)
             .map_err(|e| Error::format(source, "file", e))?;
         let st = SafeTensors::deserialize(bytes)
             .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
-        let (_, header) = SafeTensors::read_metadata(bytes)
-            .map_err(|e| Error::format(source, "safetensors", e.to_string()))?;
-        let meta = header.metadata().clone().unwrap_or_default();
-        let classes = meta.get("classes").ok_or_else(|| {
-            Error::format(
-                source,
-                "__metadata__.classes",
-                "missing (expected a JSON array of class names)",
-            )
-        })?;
-        let names: Vec<String> = serde_json::from_str(classes).map_err(|e| {
-            Error::format(
-                source,
-                "__metadata__.classes",
-                format!("expected a JSON array of strings: {e}"),
-            )
-        })?;
-        let fit_json: serde_json::Value = match meta.get("fit") {
-            Some(f) => serde_json::from_str(f).map_err(|e| {
-                Error::format(source, "__metadata__.fit", format!("expected JSON: {e}"))
-            })?,
-            None => serde_json::Value::Null,
-        };
-        let fit = if fit_json.is_null() {
-            String::new()
-        } else {
-            serde_json::to_string_pretty(&fit_json).unwrap_or_default()
-        };
-        let measured = MeasuredAlignment::from_fit(&fit_json);
+        let (names, fit, measured) = metadata(source, bytes)?;
         let (shape, rows) = tensor(&st, source, "class_vectors")?;
         let [c, d] = shape[..] else {
             return Err(Error::format(
@@ -154,21 +185,7 @@ impl ClassVectors {
                 format!("expected shape [{d}] (the width of class_vectors), got {mshape:?}"),
             ));
         }
-        let mut unit = rows;
-        for (j, row) in unit.chunks_exact_mut(d).enumerate() {
-            let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if !norm.is_finite() || norm == 0.0 {
-                return Err(Error::format(
-                    source,
-                    "class_vectors",
-                    format!(
-                        "row {j} ({}) has norm {norm}: expected a finite non-zero vector",
-                        names[j]
-                    ),
-                ));
-            }
-            row.iter_mut().for_each(|x| *x /= norm);
-        }
+        let unit = unit_rows(source, rows, d, &names)?;
         if mean.iter().any(|x| !x.is_finite()) {
             return Err(Error::format(source, "text_mean", "not finite"));
         }

@@ -9,20 +9,45 @@
 //! eigenvectors (O((n k)^2), no O((n k)^3) step): ||K_mix - K_good||_op factorises too, and
 //! `prh_core::theory::theorem::cross_modal_from` pairs the rows of the spectra already at hand.
 
-use crate::spectral_lab::{Lab, Settings};
+use super::settings::Settings;
 use prh_core::Result;
 use prh_core::linalg::{self, Matrix};
 use prh_core::rng::{Stream, generator, standard_normal};
+use prh_core::theory::kernel::Kernel;
 use prh_core::theory::pair_graph::{Pairing, observation_names};
 use prh_core::theory::spectrum::Spectrum;
-use prh_core::theory::theorem::CrossModal;
-use prh_core::theory::theorem::cross_modal_from;
+use prh_core::theory::theorem::{CrossModal, SubspaceComparison, cross_modal_from};
 use prh_core::theory::view_spectrum::{
     ViewAnalysis, analyse_views, compare_views_factored, state_spectrum,
 };
 use prh_core::theory::world::{PresetSpec, World, grid_shape};
 use std::cell::RefCell;
 use std::sync::Arc;
+
+/// Everything the figures show, computed from one [`Settings`].
+pub struct Lab {
+    /// The inputs these numbers belong to.
+    pub settings: Settings,
+    /// The world built from the preset.
+    pub world: World,
+    /// Observation names `state|nuisance` of modality A.
+    pub names: Vec<String>,
+    /// Pi over modality A's observations under the mixture views.
+    pub pi: Matrix,
+    /// K and p for that Pi.
+    pub kernel: Kernel,
+    /// Its spectrum (decreasing, trivial pair first).
+    pub spectrum: Spectrum,
+    /// sin Theta between the good-view and the alpha-view top-d subspaces, with bounds.
+    pub bounds: SubspaceComparison,
+    /// Modality A under good views vs modality B (or A again) under the alpha views.
+    pub cross: CrossModal,
+    /// Milliseconds all of the above took in this browser.
+    pub ms: f64,
+    /// What was adjusted to make the settings computable (d above the number of
+    /// eigenvectors, n rounded to a grid), one sentence each.
+    pub notes: Vec<String>,
+}
 
 /// What depends on the world only: the world, its state spectrum and good-view analysis.
 pub struct Base {
@@ -84,7 +109,7 @@ fn enable_simd() {
             static DECIDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
         }
         // Read the URL once: the lab rewrites the query string after the first compute.
-        if !DECIDED.with(|d| d.replace(true)) && crate::url_state::get("simd", 0_u8) != 0 {
+        if !DECIDED.with(|d| d.replace(true)) && crate::widgets::url_state::get("simd", 0_u8) != 0 {
             faer::traits::pulp::wasm::enable_simd128();
         }
     }
@@ -171,7 +196,7 @@ fn adjusted(s: &Settings, world: &World) -> (Settings, Vec<String>) {
 /// Every figure's numbers for one [`Settings`], with the milliseconds they took.
 pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     enable_simd();
-    let t0 = crate::now_ms();
+    let t0 = crate::widgets::clock::now_ms();
     let lab = (|| -> Result<Lab> {
         let base = base(s)?;
         let (s, notes) = &adjusted(s, &base.world);
@@ -215,7 +240,7 @@ pub fn compute(s: &Settings) -> std::result::Result<Lab, String> {
     })()
     .map_err(|e| e.to_string())?;
     Ok(Lab {
-        ms: crate::now_ms() - t0,
+        ms: crate::widgets::clock::now_ms() - t0,
         ..lab
     })
 }

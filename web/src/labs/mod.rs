@@ -1,0 +1,12 @@
+//! The three labs, one folder each: the view in `mod.rs`, its numbers in `compute.rs`
+//! (which never imports the view), its figures beside them (which read computed results
+//! only).
+//!
+//! - [`spectral`]: the theorem for teaching — Pi, K, the spectrum, the rotation.
+//! - [`alignment`]: PRH metrics between two embedding files.
+//! - [`checkpoint`]: a trained text encoder (exported bundle) embedding typed texts on
+//!   WebGPU or the CPU, with their nearest ImageNet classes.
+
+pub mod alignment;
+pub mod checkpoint;
+pub mod spectral;

@@ -1,0 +1,160 @@
+//! The spectrum card: K's eigenvalues as bars, the top-d window, the gap and the
+//! eigenvalue-1 multiplicity (connected components); a click picks an eigenvector.
+
+use super::compute::Lab;
+use crate::figures::draw::{self, BarMarks};
+use crate::figures::export::ExportButtons;
+use crate::figures::numbers;
+use crate::figures::svg;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+
+/// Multiplicity of eigenvalue 1 in a decreasing spectrum of K: the number of connected
+/// components of the positive-pair graph (K = D^-1/2 Pi D^-1/2 is similar to the random
+/// walk D^-1 Pi, whose eigenvalue-1 space is spanned by the components' indicators).
+/// Counted within the tolerance the core uses to place sqrt(p) in that space.
+pub fn eigenvalue_one_multiplicity(values: &[f64]) -> usize {
+    values.iter().take_while(|&&v| v >= 1.0 - 1e-9).count()
+}
+
+/// The eigenvalue bars: top-d window dark, trivial pair grey, the gap dashed; a click picks
+/// an eigenvector.
+#[component]
+pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let s = &lab.settings;
+    let window_end = if s.skip_trivial {
+        lab.spectrum.trivial_index + 1 + s.d
+    } else {
+        s.d
+    };
+    let values = lab.spectrum.values.clone();
+    let gap = lab.spectrum.gap(s.d, s.skip_trivial).ok().flatten();
+    let trivial = s.skip_trivial.then_some(lab.spectrum.trivial_index);
+    let marks = move |sel: Option<usize>, n: usize| BarMarks {
+        top: window_end.min(n),
+        selected: sel,
+        trivial,
+        y_range: (-1.0, 1.0),
+    };
+    let vals = values.clone();
+    Effect::new(move |_| {
+        let sel = selected.get();
+        if let Some(c) = canvas.get() {
+            draw::bars(&c, &vals, &marks(sel, vals.len()));
+        }
+    });
+    let vals = values.clone();
+    let vector = Callback::new(move |_| {
+        svg::bars(
+            440.0,
+            170.0,
+            &vals,
+            &marks(selected.get_untracked(), vals.len()),
+        )
+        .finish()
+    });
+    let n = values.len();
+    let on_click = move |ev: web_sys::MouseEvent| {
+        if let Some(c) = canvas.get() {
+            selected.set(draw::bar_at(&c, n, ev.offset_x() as f64));
+        }
+    };
+    let json = {
+        let (values, d, skip, t) = (
+            values.clone(),
+            s.d,
+            s.skip_trivial,
+            lab.spectrum.trivial_index,
+        );
+        Callback::new(
+            move |_| serde_json::json!({ "eigenvalues": values, "d": d, "skip_trivial": skip, "trivial_index": t, "gap": gap }),
+        )
+    };
+    let components = eigenvalue_one_multiplicity(&values);
+    view! {
+        <div class="card">
+            <h2>"Spectrum of K"<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" /></h2>
+            <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
+            <div class="status">{match gap {
+                Some(g) => format!("spectral gap after the top {}: {}{}", s.d, numbers::fixed(g, 6), if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
+                None => "no eigenvalue after the window: no gap".into(),
+            }}</div>
+            {(components > 1).then(|| view! { <ComponentsNote components=components /> })}
+            <ValueList values=values selected=selected />
+            <p class="explain">
+                "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the
+                 \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1
+                 is repeated once per connected component of the positive-pair graph (a world whose
+                 clusters never pair with each other has one per cluster). The next d
+                 eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the
+                 gap after them (red dashed line) is positive, every optimal encoder equals F up to a
+                 rotation — the theorem. Click a bar to colour the states by its eigenvector."
+            </p>
+        </div>
+    }
+}
+
+/// What a repeated eigenvalue 1 means: one connected component of the positive-pair
+/// graph each (`components` > 1).
+#[component]
+fn ComponentsNote(components: usize) -> impl IntoView {
+    view! {
+        <p class="status warn" id="components-note" data-components=components.to_string()>{format!(
+            "Eigenvalue 1 appears {components} times: the positive-pair graph has {components} connected components (groups of observations that no chain of positive pairs links). K has one eigenvalue-1 eigenvector per component, √p restricted to it; √p itself is their sum, and any orthonormal basis of that {components}-dimensional space is as valid as another. \"Skip trivial\" leaves out √p only: the other {} eigenvalue-1 vectors the solver returned are arbitrary mixtures of component indicators, and they say which component an observation is in, nothing finer. Pick a connected world (ring, grid, scenes) to see one eigenvalue 1.",
+            components - 1
+        )}</p>
+    }
+}
+
+/// The eigenvalues as numbers; a click on one selects its eigenvector.
+///
+/// One string of spans (numbers only, nothing to escape) and one click handler that
+/// reads the span's index: at 400 observations, 400 separately built spans with their
+/// own listeners were a visible part of redrawing after an alpha change.
+/// Long spectra (up to 1,536 observations) are folded after LIST_HEAD values behind
+/// "show all", so the card stays readable; data-values always holds every value.
+#[component]
+fn ValueList(values: Vec<f64>, selected: RwSignal<Option<usize>>) -> impl IntoView {
+    let n = values.len();
+    let data_values = serde_json::to_string(&values).unwrap_or_default();
+    let show_all = RwSignal::new(false);
+    let value_spans = move || -> String {
+        let shown = if show_all.get() {
+            values.len()
+        } else {
+            values.len().min(numbers::LIST_HEAD)
+        };
+        values[..shown]
+            .iter()
+            .enumerate()
+            .map(|(j, v)| {
+                format!(
+                    r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{}</span> "#,
+                    numbers::fixed(*v, 6)
+                )
+            })
+            .collect()
+    };
+    let folded = n > numbers::LIST_HEAD;
+    let on_value = move |ev: web_sys::MouseEvent| {
+        let j = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|e| e.get_attribute("data-j"))
+            .and_then(|j| j.parse::<usize>().ok());
+        if j.is_some() {
+            selected.set(j);
+        }
+    };
+    view! {
+        <div class="eigs" id="eigenvalues" data-values=data_values on:click=on_value inner_html=value_spans></div>
+        {folded.then(|| view! {
+            <button id="eigs-show-all" class="link" on:click=move |_| show_all.update(|a| *a = !*a)>
+                {move || if show_all.get() { format!("show the first {} only", numbers::LIST_HEAD) } else { format!("show all {n} eigenvalues") }}
+            </button>
+        })}
+    }
+}
