@@ -1,5 +1,5 @@
 //! What the subcommands write, formatted once: the common top of the experiments'
-//! `results.json` and the JSON files of report folders.
+//! `results.json`, pretty JSON files and report files named in their errors.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -61,8 +61,12 @@ pub fn write_results<T: Serialize>(out: &Path, header: &ResultsHeader, body: &T)
 
 /// Writes `value` pretty-printed to `path`.
 pub fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    std::fs::write(path, serde_json::to_string_pretty(value)?)
-        .with_context(|| format!("writing {}", path.display()))
+    write_file(path, serde_json::to_string_pretty(value)?)
+}
+
+/// Writes a report file (text, SVG, bytes), naming it in the error.
+pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

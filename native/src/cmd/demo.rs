@@ -14,6 +14,7 @@
 
 use super::train_scene::run_in_folder;
 use crate::backend::{DemoBackend, demo_devices};
+use crate::output::{write_file, write_json};
 use crate::run_folder::RunFolder;
 use anyhow::{Context, Result};
 use prh_core::experiments::demo::{
@@ -99,10 +100,6 @@ fn print_theory(t: &KindTheory) {
         fmt_bound(c.davis_kahan_bound),
         fmt_bound(c.yws_bound)
     );
-}
-
-fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 fn print_table(results: &[KindResults], baselines: &[Baseline]) {
@@ -251,7 +248,7 @@ fn train_and_evaluate(
     let (image, image_training) = train(Modality::Image)?;
     let (text, text_training) = train(Modality::Text)?;
     if let (SceneModel::Caption(c), ViewKind::Good) = (&text, t.kind) {
-        write_text(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
+        write_file(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
     }
     let mut r = evaluate(loss, observation, world, t, &image, &text, cfg, device)
         .with_context(|| format!("evaluating the {k}-view {} encoders", loss.name()))?;
@@ -419,10 +416,7 @@ fn write_report(
         .zip(&tv)
         .map(|(a, b)| json!({ "state": world.describe(&a.state), "background": a.nuisance, "caption": caption(b) }))
         .collect();
-    write_text(
-        &emb_dir.join("states.json"),
-        &serde_json::to_string_pretty(&states)?,
-    )?;
+    write_json(&emb_dir.join("states.json"), &states)?;
     let report = json!({
         "config": cfg,
         "d": cfg.d(),
@@ -432,17 +426,11 @@ fn write_report(
         "baselines": baselines,
         "seconds": t0.elapsed().as_secs_f64(),
     });
-    write_text(
-        &args.out.join("results.json"),
-        &serde_json::to_string_pretty(&report)?,
-    )?;
-    write_text(&args.out.join("spectrum.svg"), &svg::spectrum(theories))?;
-    write_text(&args.out.join("alignment.svg"), &svg::alignment(results))?;
-    write_text(
-        &args.out.join("convergence.svg"),
-        &svg::convergence(results),
-    )?;
-    write_text(&args.out.join("views.svg"), &svg::views(world, cfg.seed))?;
+    write_json(&args.out.join("results.json"), &report)?;
+    write_file(&args.out.join("spectrum.svg"), svg::spectrum(theories))?;
+    write_file(&args.out.join("alignment.svg"), svg::alignment(results))?;
+    write_file(&args.out.join("convergence.svg"), svg::convergence(results))?;
+    write_file(&args.out.join("views.svg"), svg::views(world, cfg.seed))?;
     println!(
         "\nreport: {} (results.json, spectrum.svg, alignment.svg, convergence.svg, views.svg, embeddings/, checkpoints); {:.0} s",
         args.out.display(),

@@ -15,7 +15,7 @@
 //! ([`prh_core::experiments::multilingual::align_point`]).
 
 use crate::backend::Devices;
-use crate::output::{ResultsHeader, write_results};
+use crate::output::{ResultsHeader, write_file, write_results};
 use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
@@ -269,7 +269,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
     if spec.export {
         let p = out.join("export").join("test_ids.txt");
         let test_ids = bi.ids[n_fit..].join("\n") + "\n";
-        std::fs::write(&p, test_ids).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, test_ids)?;
     }
     write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;
     Ok(())
@@ -308,7 +308,7 @@ fn export_run<B: AutodiffBackend>(
             config_toml,
         )?;
         let p = dir.join(format!("good.{lang}.prh.safetensors"));
-        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, bytes)?;
     }
     Ok(())
 }
@@ -369,8 +369,7 @@ fn write_plots(cfg: &ExperimentConfig, out: &Path, runs: &[RunResult]) -> Result
             .collect();
         let title = format!("{}: {a} vs {b} alignment over training", spec.name);
         let name = format!("alignment_{key}.svg");
-        std::fs::write(out.join(&name), svg_bands(&title, label, &series))
-            .with_context(|| format!("writing {}", out.join(&name).display()))?;
+        write_file(&out.join(&name), svg_bands(&title, label, &series))?;
         plot_files.push(name);
     }
     Ok(plot_files)
@@ -415,8 +414,7 @@ fn write_report(
         steps,
         (n_fit, n_test),
     );
-    std::fs::write(out.join("report.md"), md)
-        .with_context(|| format!("writing {}", out.join("report.md").display()))?;
+    write_file(&out.join("report.md"), md)?;
     eprintln!(
         "report folder {}: results.json report.md {} ({wall_s:.1} s)",
         out.display(),

@@ -17,6 +17,7 @@
 //! and `embeddings_ids.txt` (the state of each row: shape colour size position).
 
 use crate::backend::Devices;
+use crate::output::write_file;
 use crate::run_folder::{Request, RunFolder, read_tokenizer};
 use anyhow::{Context, Result};
 use prh_core::backend::burn::prelude::Backend;
@@ -128,5 +129,5 @@ fn write_embeddings<B: Backend>(
         .map(|v| world.describe(&v.state).join(" ") + "\n")
         .collect();
     let ids_path = dir.join("embeddings_ids.txt");
-    std::fs::write(&ids_path, ids).with_context(|| format!("writing {}", ids_path.display()))
+    write_file(&ids_path, ids)
 }

@@ -7,7 +7,7 @@
 //! budget, and used for the sample-efficiency ratio (the paper's 42x).
 
 use crate::backend::Devices;
-use crate::output::{ResultsHeader, write_results};
+use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::ExperimentConfig;
@@ -195,10 +195,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "efficiency": efficiency,
         "points": points,
     });
-    let write = |name: &str, text: String| -> Result<()> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
-    };
+    let write = |name: &str, text: String| write_file(&out.join(name), text);
     write_results(&out, &header, &body)?;
     let (title, y_label, what) = measure.describe(batch);
     write(

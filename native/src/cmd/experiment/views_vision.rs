@@ -3,7 +3,7 @@
 //! a random-init row; exports of each objective's first seed for the web app.
 
 use crate::backend::Devices;
-use crate::output::{ResultsHeader, write_results};
+use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::ExperimentConfig;
@@ -95,7 +95,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         base.run.steps,
     );
     let p = out.join("report.md");
-    std::fs::write(&p, md).with_context(|| format!("writing {}", p.display()))?;
+    write_file(&p, md)?;
     eprintln!(
         "report folder {}: results.json report.md {} ({wall_s:.1} s)",
         out.display(),
@@ -228,7 +228,7 @@ fn write_plots(cfg: &ExperimentConfig, out: &Path, runs: &[Run]) -> Result<Vec<S
             label,
             &series,
         );
-        std::fs::write(&p, svg).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, svg)?;
         plot_files.push(name);
     }
     Ok(plot_files)

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{Args, train_recording};
+use crate::output::write_file;
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
 pub(super) struct VisionData {
@@ -280,7 +281,7 @@ pub(super) fn write_exports(
         (format!("{label}.imagenet.safetensors"), bytes.as_slice()),
     ] {
         let p = dir.join(&name);
-        std::fs::write(&p, b).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, b)?;
     }
     Ok(())
 }
