@@ -8,8 +8,11 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 mod alloc;
+mod backend;
 mod cmd;
+mod output;
 mod progress;
+mod run_folder;
 
 /// prh: the Platonic Representation Theorem, runnable.
 #[derive(Parser, Debug)]

@@ -13,10 +13,10 @@
 
 use super::inputs::{Inputs, LayerChoice};
 use anyhow::{Context, Result, bail};
-use prh_core::formats::features;
+use prh_core::formats::features::{self, Features};
 use prh_core::linalg::to_row_major;
 use prh_core::measure::preprocess::Preprocess;
-use prh_core::measure::retrieval::{RetrievalScores, TIE_RULE, align_and_rank};
+use prh_core::measure::retrieval::{AlignReport, RetrievalScores, TIE_RULE, align_and_rank};
 use std::path::PathBuf;
 
 /// Arguments of `prh-native align`.
@@ -51,27 +51,7 @@ pub struct Args {
 /// Runs `prh-native align`.
 pub fn run(args: Args) -> Result<()> {
     let (a, b) = args.inputs.load()?;
-    let (fit_a, fit_b, test_a, test_b) = match (args.fit, &args.fit_a, &args.fit_b) {
-        (Some(n), None, None) => {
-            if n == 0 || n >= a.n {
-                bail!(
-                    "--fit {n}: need 0 < N < {} (the rows after the first N are the held-out set)",
-                    a.n
-                );
-            }
-            let (fa, ta) = a.split_rows(n)?;
-            let (fb, tb) = b.split_rows(n)?;
-            (fa, fb, ta, tb)
-        }
-        (None, Some(pa), Some(pb)) => {
-            let fa = args.inputs.load_a(pa)?;
-            let fb = args.inputs.load_b(pb)?;
-            features::check_same_n(&fa, &fb)
-                .context("--fit-a and --fit-b must hold the same pairs")?;
-            (fa, fb, a, b)
-        }
-        _ => bail!("give either --fit N or both --fit-a FILE and --fit-b FILE"),
-    };
+    let (fit_a, fit_b, test_a, test_b) = fit_and_test(&args, a, b)?;
     let pre = Preprocess {
         outlier_q: None,
         normalize: !args.no_normalize,
@@ -102,6 +82,42 @@ pub fn run(args: Args) -> Result<()> {
         println!("{out}");
         return Ok(());
     }
+    print_table(&r);
+    Ok(())
+}
+
+/// The fit pairs and the held-out pairs: the first `--fit N` rows and the rest, or the
+/// `--fit-a`/`--fit-b` files and the inputs.
+fn fit_and_test(
+    args: &Args,
+    a: Features,
+    b: Features,
+) -> Result<(Features, Features, Features, Features)> {
+    Ok(match (args.fit, &args.fit_a, &args.fit_b) {
+        (Some(n), None, None) => {
+            if n == 0 || n >= a.n {
+                bail!(
+                    "--fit {n}: need 0 < N < {} (the rows after the first N are the held-out set)",
+                    a.n
+                );
+            }
+            let (fa, ta) = a.split_rows(n)?;
+            let (fb, tb) = b.split_rows(n)?;
+            (fa, fb, ta, tb)
+        }
+        (None, Some(pa), Some(pb)) => {
+            let fa = args.inputs.load_a(pa)?;
+            let fb = args.inputs.load_b(pb)?;
+            features::check_same_n(&fa, &fb)
+                .context("--fit-a and --fit-b must hold the same pairs")?;
+            (fa, fb, a, b)
+        }
+        _ => bail!("give either --fit N or both --fit-a FILE and --fit-b FILE"),
+    })
+}
+
+/// The rotation's fit and the retrieval table, both directions beside chance.
+fn print_table(r: &AlignReport) {
     println!(
         "Procrustes Q [{} x {}] fit on {} pairs (relative residual {:.4}); {} held-out pairs",
         r.fit.q.nrows(),
@@ -129,5 +145,4 @@ pub fn run(args: Args) -> Result<()> {
     for w in &r.warnings {
         println!("warning: {w}");
     }
-    Ok(())
 }

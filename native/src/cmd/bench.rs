@@ -156,37 +156,7 @@ fn eigen(args: EigenArgs) -> Result<()> {
         let k = Kernel::new(random_pi(n, 0.05, args.seed + n as u64).as_ref())?.k;
         let path = dir.join(format!("k{n}.npy"));
         super::spectral::write_npy(&path, &k)?;
-        sym_eigen(k.as_ref())?; // warm-up, as on the numpy side
-        let mut times = Vec::new();
-        let mut values = Vec::new();
-        for _ in 0..args.repeats {
-            let t0 = Instant::now();
-            values = sym_eigen(k.as_ref())?.values;
-            times.push(t0.elapsed().as_secs_f64());
-        }
-        eprintln!("faer n = {n}: {:.4} s", median(times.clone()));
-        let top = if args.top > 0 {
-            let params = TopEigenParams {
-                tol: args.top_tol,
-                ..TopEigenParams::default()
-            };
-            let mut found = sym_eigen_top(k.as_ref(), args.top, params)?; // warm-up
-            let mut times = Vec::new();
-            for _ in 0..args.repeats {
-                let t0 = Instant::now();
-                found = sym_eigen_top(k.as_ref(), args.top, params)?;
-                times.push(t0.elapsed().as_secs_f64());
-            }
-            eprintln!(
-                "block Lanczos n = {n}, top {}: {:.4} s",
-                args.top,
-                median(times.clone())
-            );
-            Some((median(times), found))
-        } else {
-            None
-        };
-        rows.push((n, median(times), values, top));
+        rows.push(time_faer(&args, n, &k)?);
         files.push(path);
     }
     let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
@@ -216,6 +186,51 @@ fn eigen(args: EigenArgs) -> Result<()> {
     let results = reference["results"]
         .as_array()
         .context("numpy reference: no `results`")?;
+    eigen_table(&args, &rows, &reference, results, peak, numpy_threads)?;
+    if args.top > 0 {
+        top_table(&args, &rows, results)?;
+    }
+    Ok(())
+}
+
+/// faer's side for one size: the full decomposition of `k` (and with `--top` the block
+/// Lanczos top-d) timed, median of `--repeats` after a warm-up.
+fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result<EigenRow> {
+    sym_eigen(k.as_ref())?; // warm-up, as on the numpy side
+    let mut times = Vec::new();
+    let mut values = Vec::new();
+    for _ in 0..args.repeats {
+        let t0 = Instant::now();
+        values = sym_eigen(k.as_ref())?.values;
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    eprintln!("faer n = {n}: {:.4} s", median(times.clone()));
+    let top = if args.top > 0 {
+        let params = TopEigenParams {
+            tol: args.top_tol,
+            ..TopEigenParams::default()
+        };
+        let mut found = sym_eigen_top(k.as_ref(), args.top, params)?; // warm-up
+        let mut times = Vec::new();
+        for _ in 0..args.repeats {
+            let t0 = Instant::now();
+            found = sym_eigen_top(k.as_ref(), args.top, params)?;
+            times.push(t0.elapsed().as_secs_f64());
+        }
+        eprintln!(
+            "block Lanczos n = {n}, top {}: {:.4} s",
+            args.top,
+            median(times.clone())
+        );
+        Some((median(times), found))
+    } else {
+        None
+    };
+    Ok((n, median(times), values, top))
+}
+
+/// The first line of `bench eigen`: what is timed, on which libraries and threads.
+fn eigen_header(args: &EigenArgs, reference: &serde_json::Value, numpy_threads: usize) {
     println!(
         "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; faer 0.24 ({} thread(s), {} build) vs numpy {} eigh ({}, {} thread(s))",
         args.repeats,
@@ -229,6 +244,19 @@ fn eigen(args: EigenArgs) -> Result<()> {
         reference["blas"].as_str().unwrap_or("?"),
         numpy_threads
     );
+}
+
+/// The full-decomposition table: faer vs numpy per size, GFLOP/s against each side's
+/// matmul peak (`peak`: faer's seconds), and the largest eigenvalue difference.
+fn eigen_table(
+    args: &EigenArgs,
+    rows: &[EigenRow],
+    reference: &serde_json::Value,
+    results: &[serde_json::Value],
+    peak: Option<f64>,
+    numpy_threads: usize,
+) -> Result<()> {
+    eigen_header(args, reference, numpy_threads);
     let gflops = |flops: f64, s: f64| flops / s / 1e9;
     let peaks = match (peak, reference["matmul"]["median_s"].as_f64()) {
         (Some(tf), Some(tn)) => {
@@ -286,9 +314,6 @@ fn eigen(args: EigenArgs) -> Result<()> {
             format!("{gf:.1}{}", pct(gf, peaks.map(|p| p.0))),
             format!("{gn:.1}{}", pct(gn, peaks.map(|p| p.1))),
         );
-    }
-    if args.top > 0 {
-        top_table(&args, &rows, results)?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! GELU, final LayerNorm, mean pooling), the same loss (invariance + 0.02 SIGReg with the
 //! same slices and knots), backward, global-norm clipping and AdamW, on `8 * batch`
 //! sequences of exactly `len` tokens (no padding). prh's side is the real training loop:
-//! [`prh_core::train::train`] driving a [`TextTask`] whose views are whole texts
+//! [`prh_core::train::train_on_devices`] driving a [`TextTask`] whose views are whole texts
 //! (`global_frac = local_frac = 1`), so view sampling, masking and batch staging are timed
 //! too. With `--threads 2` PyTorch splits each op over two threads, and prh runs two
 //! data-parallel replicas (`run.data_parallel = 2`), each a thread computing half of the
@@ -26,6 +26,7 @@
 //! PyTorch with `--threads` threads, prh with one matmul per data-parallel replica at
 //! once (`--replicas`, each on its own thread).
 
+use crate::backend::Devices;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::tasks::text::TrainConfig;
@@ -34,7 +35,7 @@ use prh_core::text::corpus::Group;
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::text::tokenizer::TokenizerConfig;
 use prh_core::train::checkpoint::Checkpoint;
-use prh_core::train::{RunSink, train};
+use prh_core::train::{RunSink, train_on_devices};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
@@ -129,20 +130,21 @@ fn step_flops(d: usize, layers: usize, d_ff: usize, len: usize, tokens: usize) -
     6.0 * tokens as f64 * p + 12.0 * (tokens * layers * len * d) as f64
 }
 
-/// prh's peak in GFLOP/s as its training runs: `replicas` `n x n` f32 matmuls at once on
-/// backend `B`, one per replica thread ([`prh_core::train::data_parallel::on_replicas`], as the
+/// prh's peak in GFLOP/s as its training runs: one `n x n` f32 matmul per replica device
+/// at once on backend `B`, one per replica thread ([`prh_core::train::data_parallel::on_replicas`], as the
 /// training step runs its replicas), best of 3 rounds, each round's time taken until the
 /// last product is read back (which waits for a GPU to finish).
 fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
     n: usize,
-    replicas: usize,
-    device: &B::Device,
+    devices: &[B::Device],
 ) -> f64 {
     use prh_core::backend::burn::prelude::*;
     use prh_core::backend::burn::tensor::Distribution;
     use prh_core::train::data_parallel::on_replicas;
-    let pairs: Vec<_> = (0..replicas)
-        .map(|_| {
+    let replicas = devices.len();
+    let pairs: Vec<_> = devices
+        .iter()
+        .map(|device| {
             let a = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
             let b = Tensor::<B, 2>::random([n, n], Distribution::Default, device);
             (a, b)
@@ -166,7 +168,7 @@ fn burn_peak_gflops<B: prh_core::backend::burn::prelude::Backend>(
 fn prh_steps<B: AutodiffBackend>(
     size: &str,
     args: &TrainBenchArgs,
-    device: &B::Device,
+    devices: Devices<B>,
 ) -> Result<(Vec<f64>, TextTask)> {
     let config = format!(
         "[run]\nsteps = {steps}\nlog_every = 1000000\ncheckpoint_every = 1000000\n\
@@ -206,8 +208,9 @@ fn prh_steps<B: AutodiffBackend>(
         origin: Instant::now(),
         marks: Vec::new(),
     };
-    train::<B, _>(
-        &mut task, &cfg.run, &cfg.optim, "", None, &mut clock, device,
+    let replicas = devices.replicas(cfg.run.data_parallel);
+    train_on_devices::<B, _>(
+        &mut task, &cfg.run, &cfg.optim, "", None, &mut clock, &replicas,
     )
     .with_context(|| format!("prh training step ({size})"))?;
     // Step k took marks[k] - marks[k-1]; step 0 also paid for model set-up, so skip it.
@@ -266,29 +269,29 @@ fn torch_device(prh_device: &str) -> &'static str {
 /// Runs the comparison on the backend `--device` names and prints the table.
 pub fn run(args: TrainBenchArgs) -> Result<()> {
     struct Compare(TrainBenchArgs);
-    impl super::train::OnTrainBackend for Compare {
+    impl crate::backend::OnTrainBackend for Compare {
         type Out = ();
-        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
-            compare::<B>(self.0, device_of(0, 1))
+        fn run<B: AutodiffBackend>(self, devices: crate::backend::Devices<B>) -> Result<()> {
+            compare::<B>(self.0, devices)
         }
     }
     let device = args.device.clone();
-    super::train::on_train_backend(&device, Compare(args))
+    crate::backend::on_train_backend(&device, Compare(args))
 }
 
-/// The comparison on backend `B`, device `device`.
-fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Result<()> {
+/// The flags' consistency (before any work).
+fn check_args(args: &TrainBenchArgs) -> Result<()> {
     if args.steps == 0 || args.batch == 0 || args.len == 0 || args.threads == 0 {
         bail!("need --steps, --batch, --len, --threads >= 1");
     }
     if args.sizes.is_empty() {
         bail!("need at least one size (--sizes)");
     }
-    if !args.batch.is_multiple_of(replicas(&args)) {
+    if !args.batch.is_multiple_of(replicas(args)) {
         bail!(
             "--batch {} is not a multiple of prh's {} replicas (--replicas, default --threads)",
             args.batch,
-            replicas(&args)
+            replicas(args)
         );
     }
     if !args.script.is_file() {
@@ -297,15 +300,25 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
             args.script.display()
         );
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(())
+}
+
+/// One size's measurements: size, tokens a step, FLOPs a step, prh's and PyTorch's
+/// median step seconds, PyTorch's JSON line.
+type Row = (String, usize, f64, f64, f64, serde_json::Value);
+
+/// The comparison on backend `B` and its `devices`.
+fn compare<B: AutodiffBackend>(args: TrainBenchArgs, devices: Devices<B>) -> Result<()> {
+    check_args(&args)?;
     let (burn_peak, mut torch_peak) = (
-        (args.peak_n > 0)
-            .then(|| burn_peak_gflops::<B::InnerBackend>(args.peak_n, replicas(&args), &device)),
+        (args.peak_n > 0).then(|| {
+            burn_peak_gflops::<B::InnerBackend>(args.peak_n, &devices.replicas(replicas(&args)))
+        }),
         None,
     );
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for size in &args.sizes {
-        let (times, task) = prh_steps::<B>(size, &args, &device)?;
+        let (times, task) = prh_steps::<B>(size, &args, devices)?;
         let ours = median(times.clone());
         eprintln!(
             "prh {size}: median {:.2} ms; steps {times:.3?} s",
@@ -327,6 +340,18 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
         let flops = step_flops(s.d_model, s.layers, s.d_ff, args.len, tokens);
         rows.push((size.clone(), tokens, flops, ours, t_med, theirs));
     }
+    print_table(&args, &rows, burn_peak, torch_peak);
+    Ok(())
+}
+
+/// The comparison's header lines and its table, one row per size.
+fn print_table(
+    args: &TrainBenchArgs,
+    rows: &[Row],
+    burn_peak: Option<f64>,
+    torch_peak: Option<f64>,
+) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "text-JEPA training step, {} sequences x {} tokens, {} timed steps after {} warm-up (median); \
          prh {} build, {}, {} replica(s); PyTorch {} on {} ({} CPU threads); {cores} cores",
@@ -343,7 +368,7 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
             "cpu" => prh_core::backend::cpu_backend_description(),
             other => format!("burn {other}"),
         },
-        replicas(&args),
+        replicas(args),
         rows.first()
             .and_then(|r| r.5["torch"].as_str())
             .unwrap_or("?"),
@@ -355,7 +380,7 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
             "peak (best of 3 f32 {n}x{n} matmuls; prh: {r} at once, one per replica): \
              prh/burn {b:.1} GFLOP/s, torch {t:.1} GFLOP/s",
             n = args.peak_n,
-            r = replicas(&args),
+            r = replicas(args),
         );
     }
     println!(
@@ -369,7 +394,7 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
         "prh MFU",
         "torch MFU"
     );
-    for (size, tokens, flops, ours, theirs, _) in &rows {
+    for (size, tokens, flops, ours, theirs, _) in rows {
         let mfu = |t: f64, peak: Option<f64>| {
             peak.map_or("-".to_string(), |p| {
                 format!("{:.1}%", 100.0 * flops / t / (p * 1e9))
@@ -385,5 +410,4 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, device: B::Device) -> Resul
             mfu(*theirs, torch_peak),
         );
     }
-    Ok(())
 }

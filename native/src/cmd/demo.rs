@@ -13,6 +13,9 @@
 //!    per encoder (`good_image/` ...: the `prh-native train` layout, resumable there).
 
 use super::train_scene::run_in_folder;
+use crate::backend::{DemoBackend, demo_devices};
+use crate::output::{write_file, write_json};
+use crate::run_folder::RunFolder;
 use anyhow::{Context, Result};
 use prh_core::experiments::demo::{
     Baseline, Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate,
@@ -27,15 +30,6 @@ use prh_core::train::config::LossKind;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// The demo's training backend: the CPU one (the default build); in a build without it,
-/// CUDA or else wgpu (default device).
-#[cfg(feature = "cpu")]
-type DemoBackend = prh_core::experiments::demo::CpuBackend;
-#[cfg(all(not(feature = "cpu"), feature = "cuda"))]
-type DemoBackend = prh_core::backend::CudaTrain;
-#[cfg(all(not(feature = "cpu"), not(feature = "cuda"), feature = "wgpu"))]
-type DemoBackend = prh_core::backend::WgpuTrain;
 
 /// The inference backend of the demo's trained (and untrained) encoders.
 type Inner =
@@ -106,10 +100,6 @@ fn print_theory(t: &KindTheory) {
         fmt_bound(c.davis_kahan_bound),
         fmt_bound(c.yws_bound)
     );
-}
-
-fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 fn print_table(results: &[KindResults], baselines: &[Baseline]) {
@@ -186,17 +176,6 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
     }
 }
 
-/// Clears the metrics of an earlier demo in a run subfolder (the demo's own output), so
-/// a rerun into the same `--out` starts its metrics afresh.
-fn fresh_run_folder(dir: &Path) -> Result<()> {
-    let metrics = dir.join("metrics.jsonl");
-    if metrics.exists() {
-        std::fs::remove_file(&metrics)
-            .with_context(|| format!("removing the earlier {}", metrics.display()))?;
-    }
-    Ok(())
-}
-
 /// The folder name of one run, e.g. `spectral_good_image` (rendered) or
 /// `symbolic_spectral_good_image`.
 fn run_name(observation: Observation, loss: LossKind, kind: ViewKind, m: Modality) -> String {
@@ -260,17 +239,16 @@ fn train_and_evaluate(
     let k = t.kind.label();
     let train = |m: Modality| -> Result<(SceneModel<_>, Convergence)> {
         let name = run_name(observation, loss, t.kind, m);
-        let dir = args.out.join(&name);
-        fresh_run_folder(&dir)?;
         let run_cfg = cfg.run_config(m, t.kind, loss, observation);
-        let out = run_in_folder::<DemoBackend>(&run_cfg, &dir, None, false, device, Some(&name))
+        let folder = RunFolder::replace(run_cfg, args.out.join(&name))?;
+        let out = run_in_folder(&folder, demo_devices(), Some(&name))
             .with_context(|| format!("training the {k}-view {name} encoder"))?;
-        Ok((out.model, convergence(&dir, out.steps)?))
+        Ok((out.model, convergence(&folder.dir, out.steps)?))
     };
     let (image, image_training) = train(Modality::Image)?;
     let (text, text_training) = train(Modality::Text)?;
     if let (SceneModel::Caption(c), ViewKind::Good) = (&text, t.kind) {
-        write_text(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
+        write_file(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
     }
     let mut r = evaluate(loss, observation, world, t, &image, &text, cfg, device)
         .with_context(|| format!("evaluating the {k}-view {} encoders", loss.name()))?;
@@ -286,8 +264,9 @@ fn train_and_evaluate(
     Ok(r)
 }
 
-pub fn run(args: Args) -> Result<()> {
-    let t0 = Instant::now();
+/// The demo's config: full or `--quick`, with the step, learning-rate and `--set`
+/// overrides.
+fn demo_config(args: &Args) -> Result<DemoConfig> {
     let mut cfg = if args.quick {
         DemoConfig::quick(args.seed)
     } else {
@@ -304,6 +283,12 @@ pub fn run(args: Args) -> Result<()> {
         sets.push(format!("optim.lr={lr:e}"));
     }
     cfg.apply(&sets).context("--set")?;
+    Ok(cfg)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let t0 = Instant::now();
+    let cfg = demo_config(&args)?;
     let world = SceneWorld::new(cfg.image.world.clone()).context("building the scene world")?;
     let d = cfg.d();
     std::fs::create_dir_all(&args.out)
@@ -324,9 +309,33 @@ pub fn run(args: Args) -> Result<()> {
     theories.iter().for_each(print_theory);
     // 2. Training: each objective, modality and view kind separately, each a scene run
     // of `prh-native train` in its own run folder; no cross-modal pair anywhere.
-    let device = Default::default();
+    let device = demo_devices().main();
     let emb_dir = args.out.join("embeddings");
     std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
+    let results = train_all(&args, &cfg, &world, &theories, &device, (&emb_dir, t0))?;
+    let baselines = baselines(&cfg, &world, &theories, &device)?;
+    // 3. Report.
+    print_table(&results, &baselines);
+    write_report(
+        &args,
+        &cfg,
+        &world,
+        (&theories, &results, &baselines),
+        &emb_dir,
+        t0,
+    )
+}
+
+/// Every encoder of the demo trained and evaluated: per observation, objective and view
+/// kind an image and a caption encoder (progress on stdout).
+fn train_all(
+    args: &Args,
+    cfg: &DemoConfig,
+    world: &SceneWorld,
+    theories: &[KindTheory],
+    device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
+    (emb_dir, t0): (&Path, Instant),
+) -> Result<Vec<KindResults>> {
     println!(
         "\ntraining {} encoders (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
         4 * cfg.losses.len() * cfg.observations.len(),
@@ -334,61 +343,72 @@ pub fn run(args: Args) -> Result<()> {
         cfg.image.run.steps,
         cfg.caption.run.steps
     );
+    let stop = |plateau: bool| if plateau { " (plateau)" } else { " (budget)" };
     let mut results = Vec::new();
     for (&observation, &loss) in cfg
         .observations
         .iter()
         .flat_map(|o| cfg.losses.iter().map(move |l| (o, l)))
     {
-        for t in &theories {
-            let r =
-                train_and_evaluate(&args, &cfg, &world, t, loss, observation, &device, &emb_dir)?;
+        for t in theories {
+            let r = train_and_evaluate(args, cfg, world, t, loss, observation, device, emb_dir)?;
             println!(
                 "  {} {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
                 observation.name(),
                 loss.name(),
                 t.kind.label(),
                 r.image_training.steps,
-                if r.image_training.plateau {
-                    " (plateau)"
-                } else {
-                    " (budget)"
-                },
+                stop(r.image_training.plateau),
                 r.text_training.steps,
-                if r.text_training.plateau {
-                    " (plateau)"
-                } else {
-                    " (budget)"
-                },
+                stop(r.text_training.plateau),
                 t0.elapsed().as_secs_f64()
             );
             results.push(r);
         }
     }
-    // The random-init baseline: each observation's encoders before training.
+    Ok(results)
+}
+
+/// The random-init baseline: each observation's encoders before training.
+fn baselines(
+    cfg: &DemoConfig,
+    world: &SceneWorld,
+    theories: &[KindTheory],
+    device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
+) -> Result<Vec<Baseline>> {
     let mut baselines = Vec::new();
     for &observation in &cfg.observations {
-        for t in &theories {
+        for t in theories {
             let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
                 let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
                 let tok = if c.needs_tokenizer() {
-                    Some(prh_core::scene::render_text::caption_tokenizer(&world)?)
+                    Some(prh_core::scene::render_text::caption_tokenizer(world)?)
                 } else {
                     None
                 };
-                Ok(untrained_model::<Inner>(&c, &world, tok.as_ref(), &device)?)
+                Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
             };
             let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
             baselines.push(
-                evaluate_baseline(observation, &world, t, &image, &text, &cfg, &device)
+                evaluate_baseline(observation, world, t, &image, &text, cfg, device)
                     .context("evaluating the random-init baseline")?,
             );
         }
     }
-    // 3. Report.
-    print_table(&results, &baselines);
+    Ok(baselines)
+}
+
+/// The report folder: `embeddings/states.json`, `results.json` and the SVG plots.
+fn write_report(
+    args: &Args,
+    cfg: &DemoConfig,
+    world: &SceneWorld,
+    (theories, results, baselines): (&[KindTheory], &[KindResults], &[Baseline]),
+    emb_dir: &Path,
+    t0: Instant,
+) -> Result<()> {
     let (iv, tv) = prh_core::scene::theory::paired_views(
-        &world,
+        world,
         prh_core::scene::theory::paired_seed(cfg.seed),
     );
     let states: Vec<_> = iv
@@ -396,30 +416,21 @@ pub fn run(args: Args) -> Result<()> {
         .zip(&tv)
         .map(|(a, b)| json!({ "state": world.describe(&a.state), "background": a.nuisance, "caption": caption(b) }))
         .collect();
-    write_text(
-        &emb_dir.join("states.json"),
-        &serde_json::to_string_pretty(&states)?,
-    )?;
+    write_json(&emb_dir.join("states.json"), &states)?;
     let report = json!({
         "config": cfg,
-        "d": d,
+        "d": cfg.d(),
         "n_states": world.n_states(),
         "theory": theories,
         "results": results,
         "baselines": baselines,
         "seconds": t0.elapsed().as_secs_f64(),
     });
-    write_text(
-        &args.out.join("results.json"),
-        &serde_json::to_string_pretty(&report)?,
-    )?;
-    write_text(&args.out.join("spectrum.svg"), &svg::spectrum(&theories))?;
-    write_text(&args.out.join("alignment.svg"), &svg::alignment(&results))?;
-    write_text(
-        &args.out.join("convergence.svg"),
-        &svg::convergence(&results),
-    )?;
-    write_text(&args.out.join("views.svg"), &svg::views(&world, cfg.seed))?;
+    write_json(&args.out.join("results.json"), &report)?;
+    write_file(&args.out.join("spectrum.svg"), svg::spectrum(theories))?;
+    write_file(&args.out.join("alignment.svg"), svg::alignment(results))?;
+    write_file(&args.out.join("convergence.svg"), svg::convergence(results))?;
+    write_file(&args.out.join("views.svg"), svg::views(world, cfg.seed))?;
     println!(
         "\nreport: {} (results.json, spectrum.svg, alignment.svg, convergence.svg, views.svg, embeddings/, checkpoints); {:.0} s",
         args.out.display(),
@@ -608,50 +619,73 @@ mod svg {
         .iter()
         .enumerate()
         {
-            let x0 = panel as f64 * pw;
-            let x = |step: usize| x0 + pad + (pw - 1.5 * pad) * step as f64 / max_step;
-            let y = |v: f64| h - 2.5 * pad - (h - 4.0 * pad) * v.clamp(0.0, 1.0);
-            s += &format!("<text x='{}' y='16'>{title}</text>\n", x0 + pad);
-            for v in [0.0, 0.5, 1.0] {
-                s += &format!(
-                    "<text x='{}' y='{}'>{v:.1}</text><line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#eee'/>\n",
-                    x0 + 12.0,
-                    y(v) + 4.0,
-                    x(0),
-                    y(v),
-                    x(max_step as usize),
-                    y(v)
-                );
-            }
-            s += &format!(
-                "<text x='{}' y='{}'>step (max {max_step:.0})</text>\n",
-                x0 + pw / 2.0 - 30.0,
-                h - 2.5 * pad + 16.0
-            );
-            for (i, (_, curve, dashed)) in lines.iter().enumerate() {
-                let pts: Vec<String> = curve
-                    .iter()
-                    .map(|p| {
-                        let v = if panel == 0 {
-                            p.cka_to_theory
-                        } else {
-                            p.sin_theta_to_theory
-                        };
-                        format!("{:.1},{:.1}", x(p.step), y(v))
-                    })
-                    .collect();
-                s += &format!(
-                    "<polyline points='{}' fill='none' stroke='{}' stroke-width='1.5'{}/>\n",
-                    pts.join(" "),
-                    COLOURS[(i / 2) % COLOURS.len()],
-                    if *dashed {
-                        " stroke-dasharray='4 2'"
-                    } else {
-                        ""
-                    }
-                );
-            }
+            s += &convergence_panel(panel, title, &lines, max_step, (pw, h, pad));
         }
+        s += &convergence_legend(&lines, (h, pad));
+        s + "</svg>\n"
+    }
+
+    /// One line per encoder.
+    type Line<'a> = (String, &'a [CurvePoint], bool);
+
+    /// Panel `panel` (0: CKA with F, 1: sin-theta to span(F)) of the convergence plot.
+    fn convergence_panel(
+        panel: usize,
+        title: &str,
+        lines: &[Line<'_>],
+        max_step: f64,
+        (pw, h, pad): (f64, f64, f64),
+    ) -> String {
+        let mut s = String::new();
+        let x0 = panel as f64 * pw;
+        let x = |step: usize| x0 + pad + (pw - 1.5 * pad) * step as f64 / max_step;
+        let y = |v: f64| h - 2.5 * pad - (h - 4.0 * pad) * v.clamp(0.0, 1.0);
+        s += &format!("<text x='{}' y='16'>{title}</text>\n", x0 + pad);
+        for v in [0.0, 0.5, 1.0] {
+            s += &format!(
+                "<text x='{}' y='{}'>{v:.1}</text><line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#eee'/>\n",
+                x0 + 12.0,
+                y(v) + 4.0,
+                x(0),
+                y(v),
+                x(max_step as usize),
+                y(v)
+            );
+        }
+        s += &format!(
+            "<text x='{}' y='{}'>step (max {max_step:.0})</text>\n",
+            x0 + pw / 2.0 - 30.0,
+            h - 2.5 * pad + 16.0
+        );
+        for (i, (_, curve, dashed)) in lines.iter().enumerate() {
+            let pts: Vec<String> = curve
+                .iter()
+                .map(|p| {
+                    let v = if panel == 0 {
+                        p.cka_to_theory
+                    } else {
+                        p.sin_theta_to_theory
+                    };
+                    format!("{:.1},{:.1}", x(p.step), y(v))
+                })
+                .collect();
+            s += &format!(
+                "<polyline points='{}' fill='none' stroke='{}' stroke-width='1.5'{}/>\n",
+                pts.join(" "),
+                COLOURS[(i / 2) % COLOURS.len()],
+                if *dashed {
+                    " stroke-dasharray='4 2'"
+                } else {
+                    ""
+                }
+            );
+        }
+        s
+    }
+
+    /// The convergence plot's legend: one entry per encoder, captions dashed.
+    fn convergence_legend(lines: &[Line<'_>], (h, pad): (f64, f64)) -> String {
+        let mut s = String::new();
         for (i, (name, _, dashed)) in lines.iter().enumerate() {
             let (col, row) = (i % 4, i / 4);
             let (lx, ly) = (
@@ -672,7 +706,7 @@ mod svg {
                 lx + 20.0
             );
         }
-        s + "</svg>\n"
+        s
     }
 
     /// Example views: per row, two good views (separate renderings of one state) and two

@@ -15,7 +15,8 @@ use prh_core::text::corpus;
 use prh_core::{formats::features, formats::tsv};
 use std::path::{Path, PathBuf};
 
-use super::train::{OnTrainBackend, load_model, load_run, on_train_backend};
+use crate::backend::{Devices, OnTrainBackend, on_train_backend};
+use crate::run_folder::{load_text, load_text_model};
 
 /// Embed texts with a trained checkpoint into an .npy file [N, D].
 #[derive(clap::Args, Debug)]
@@ -68,8 +69,8 @@ fn embed_on<B: Backend>(args: &Args, device: B::Device) -> Result<()> {
             args.checkpoint
         );
     }
-    let (spec, tok, ck) = load_run(&args.run, &args.checkpoint)?;
-    let model = load_model::<B>(&spec, &ck, &device)?;
+    let (spec, tok, ck) = load_text(&args.run, &args.checkpoint)?;
+    let model = load_text_model::<B>(&spec, &ck, &device)?;
     let texts = read_texts(&args.texts)?;
     let z = embed_texts(&model, &spec, &tok, &texts, args.batch, &device)?;
     if args
@@ -101,9 +102,9 @@ pub fn run(args: Args) -> Result<()> {
     struct Embed<'a>(&'a Args);
     impl OnTrainBackend for Embed<'_> {
         type Out = ();
-        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
+        fn run<B: AutodiffBackend>(self, devices: Devices<B>) -> Result<()> {
             // Inference only: the training backend's inner (non-autodiff) backend.
-            embed_on::<B::InnerBackend>(self.0, device_of(0, 1))
+            embed_on::<B::InnerBackend>(self.0, devices.main())
         }
     }
     on_train_backend(&args.device, Embed(&args))

@@ -14,6 +14,8 @@
 //! `eval_every` steps and at the end, and the two languages are compared at each step
 //! ([`prh_core::experiments::multilingual::align_point`]).
 
+use crate::backend::Devices;
+use crate::output::{ResultsHeader, write_file, write_results};
 use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
@@ -29,7 +31,7 @@ use prh_core::text::corpus;
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::checkpoint::Checkpoint;
-use prh_core::train::{RunSink, TrainSummary, train};
+use prh_core::train::{RunSink, TrainSummary, train_on_devices};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -120,16 +122,16 @@ pub struct Args {
     pub device: String,
 }
 
-/// Training losses kept in memory, wall-clock from the process.
 /// Trains `inner` from scratch while recording `texts`' embeddings at step 0 and at every
-/// evaluation step: the run every experiment does per objective, seed (and language).
+/// evaluation step: the run every experiment does per objective, seed (and language), on
+/// one device per `run.data_parallel` replica.
 /// `label` names the run in the progress output.
 pub(super) fn train_recording<B: AutodiffBackend>(
     inner: TextTask,
     texts: Vec<String>,
     config_toml: &str,
     label: &str,
-    device: &B::Device,
+    devices: Devices<B>,
 ) -> Result<(RecordingTask, TrainSummary<TextEncoder<B>>)> {
     let (run, optim) = (inner.cfg.run.clone(), inner.cfg.optim.clone());
     let batch = inner.cfg.views.batch_size;
@@ -138,25 +140,26 @@ pub(super) fn train_recording<B: AutodiffBackend>(
         texts,
         snapshots: Vec::new(),
     };
-    task.record_init::<B>(device)?;
+    task.record_init::<B>(&devices.main())?;
     let mut sink = LossSink {
         start: Instant::now(),
         records: Vec::new(),
         progress: Progress::new(label, run.steps, 0, batch),
     };
-    let summary = train::<B, _>(
+    let summary = train_on_devices::<B, _>(
         &mut task,
         &run,
         &optim,
         config_toml,
         None,
         &mut sink,
-        device,
+        &devices.replicas(run.data_parallel),
     )?;
     sink.progress.finish();
     Ok((task, summary))
 }
 
+/// Training losses kept in memory, wall-clock from the process.
 struct LossSink {
     start: Instant,
     records: Vec<serde_json::Value>,
@@ -203,7 +206,7 @@ struct Summary {
     r1_b_to_a: SeedStats,
 }
 
-fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -237,7 +240,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
                 seed,
                 None,
                 spec.eval_every,
-                &device,
+                devices,
                 |l, task, summary, config_toml| {
                     if !export {
                         return Ok(());
@@ -266,7 +269,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, device: B::Device) -> Res
     if spec.export {
         let p = out.join("export").join("test_ids.txt");
         let test_ids = bi.ids[n_fit..].join("\n") + "\n";
-        std::fs::write(&p, test_ids).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, test_ids)?;
     }
     write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;
     Ok(())
@@ -305,7 +308,7 @@ fn export_run<B: AutodiffBackend>(
             config_toml,
         )?;
         let p = dir.join(format!("good.{lang}.prh.safetensors"));
-        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, bytes)?;
     }
     Ok(())
 }
@@ -313,22 +316,10 @@ fn export_run<B: AutodiffBackend>(
 /// Reads one score off an alignment point (a plot's y value).
 type Score = fn(&AlignmentPoint) -> f64;
 
-#[allow(clippy::too_many_arguments)]
-fn write_report(
-    args: &Args,
-    cfg: &ExperimentConfig,
-    source: &str,
-    out: &Path,
-    runs: &[RunResult],
-    n_fit: usize,
-    n_test: usize,
-    t0: Instant,
-) -> Result<()> {
-    let spec = &cfg.spec;
-    let (a, b) = (&spec.langs[0], &spec.langs[1]);
-    // Final-step spread per objective.
+/// Final-step spread over seeds, one summary per objective.
+fn summaries(spec_objectives: &[ViewKind], runs: &[RunResult]) -> Result<Vec<Summary>> {
     let mut summaries = Vec::new();
-    for &objective in &spec.objectives {
+    for &objective in spec_objectives {
         let fin: Vec<&AlignmentPoint> = runs
             .iter()
             .filter(|r| r.objective == objective)
@@ -346,28 +337,13 @@ fn write_report(
             r1_b_to_a: stat(&|p| p.r1_b_to_a)?,
         });
     }
-    let wall_s = t0.elapsed().as_secs_f64();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let results = serde_json::json!({
-        "experiment": spec.name,
-        "command": command,
-        "config_source": source,
-        "langs": spec.langs,
-        "n_fit": n_fit,
-        "n_test": n_test,
-        "k": spec.k,
-        "wall_s": wall_s,
-        "device": args.device,
-        "summary": summaries,
-        "runs": runs,
-    });
-    std::fs::write(
-        out.join("results.json"),
-        serde_json::to_string_pretty(&results)?,
-    )
-    .with_context(|| format!("writing {}", out.join("results.json").display()))?;
+    Ok(summaries)
+}
 
-    // Plots: one per score, seeds as min-max bands around the mean.
+/// One SVG per score (seeds as min-max bands around the mean); their file names.
+fn write_plots(cfg: &ExperimentConfig, out: &Path, runs: &[RunResult]) -> Result<Vec<String>> {
+    let spec = &cfg.spec;
+    let (a, b) = (&spec.langs[0], &spec.langs[1]);
     let metrics: [(&str, &str, Score); 3] = [
         ("mutual_knn", "mutual 10-NN (test)", |p| p.mutual_knn),
         ("cka", "linear CKA (test)", |p| p.cka),
@@ -393,11 +369,73 @@ fn write_report(
             .collect();
         let title = format!("{}: {a} vs {b} alignment over training", spec.name);
         let name = format!("alignment_{key}.svg");
-        std::fs::write(out.join(&name), svg_bands(&title, label, &series))
-            .with_context(|| format!("writing {}", out.join(&name).display()))?;
+        write_file(&out.join(&name), svg_bands(&title, label, &series))?;
         plot_files.push(name);
     }
+    Ok(plot_files)
+}
 
+/// `results.json`, the plots and `report.md` of views-multilingual.
+#[allow(clippy::too_many_arguments)]
+fn write_report(
+    args: &Args,
+    cfg: &ExperimentConfig,
+    source: &str,
+    out: &Path,
+    runs: &[RunResult],
+    n_fit: usize,
+    n_test: usize,
+    t0: Instant,
+) -> Result<()> {
+    let spec = &cfg.spec;
+    let summaries = summaries(&spec.objectives, runs)?;
+    let wall_s = t0.elapsed().as_secs_f64();
+    let header = ResultsHeader::new(&spec.name, source, &args.device, wall_s);
+    let body = serde_json::json!({
+        "langs": spec.langs,
+        "n_fit": n_fit,
+        "n_test": n_test,
+        "k": spec.k,
+        "summary": summaries,
+        "runs": runs,
+    });
+    write_results(out, &header, &body)?;
+    let plot_files = write_plots(cfg, out, runs)?;
+    let steps = runs
+        .first()
+        .and_then(|r| r.curve.last())
+        .map_or(0, |p| p.step);
+    let md = report_md(
+        args,
+        cfg,
+        &header,
+        &summaries,
+        &plot_files,
+        steps,
+        (n_fit, n_test),
+    );
+    write_file(&out.join("report.md"), md)?;
+    eprintln!(
+        "report folder {}: results.json report.md {} ({wall_s:.1} s)",
+        out.display(),
+        plot_files.join(" ")
+    );
+    Ok(())
+}
+
+/// `report.md`: what ran, the summary table, what it means, the plots.
+fn report_md(
+    args: &Args,
+    cfg: &ExperimentConfig,
+    header: &ResultsHeader,
+    summaries: &[Summary],
+    plot_files: &[String],
+    steps: usize,
+    (n_fit, n_test): (usize, usize),
+) -> String {
+    let spec = &cfg.spec;
+    let (a, b) = (&spec.langs[0], &spec.langs[1]);
+    let (command, source, wall_s) = (&header.command, &header.config_source, header.wall_s);
     let rows: Vec<Row<'_>> = summaries
         .iter()
         .map(|s| Row {
@@ -409,10 +447,6 @@ fn write_report(
             r1_b_to_a: s.r1_b_to_a,
         })
         .collect();
-    let steps = runs
-        .first()
-        .and_then(|r| r.curve.last())
-        .map_or(0, |p| p.step);
     let mut md = format!(
         "# {}\n\nCommand: `{command}`  \nConfig: `{source}`{}  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          Two encoders per objective and seed, one trained only on {a} captions, one only on {b}\n\
@@ -442,6 +476,22 @@ fn write_report(
          [min, max]) is not evidence either way, and scores near the null mean the encoders share \
          no neighbourhood structure yet. Observed differences of seed means at the final step:\n\n",
     );
+    md.push_str(&differences(summaries, a, b));
+    md.push_str("\n## Plots\n\n");
+    for p in plot_files {
+        md.push_str(&format!("![{p}]({p})\n\n"));
+    }
+    md.push_str(
+        "Lines: seed mean; bands: seed min–max; step 0 is the random initialisation. \
+         Samples seen = step × batch size.\n",
+    );
+    md
+}
+
+/// One line per objective other than good views: its differences of seed means from good
+/// views at the final step, and whether their seed ranges overlap.
+fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
+    let mut md = String::new();
     let good = summaries.iter().find(|s| s.objective == ViewKind::Good);
     for s in summaries.iter().filter(|s| s.objective != ViewKind::Good) {
         if let Some(g) = good {
@@ -464,29 +514,14 @@ fn write_report(
             ));
         }
     }
-    md.push_str("\n## Plots\n\n");
-    for p in &plot_files {
-        md.push_str(&format!("![{p}]({p})\n\n"));
-    }
-    md.push_str(
-        "Lines: seed mean; bands: seed min–max; step 0 is the random initialisation. \
-         Samples seen = step × batch size.\n",
-    );
-    std::fs::write(out.join("report.md"), md)
-        .with_context(|| format!("writing {}", out.join("report.md").display()))?;
-    eprintln!(
-        "report folder {}: results.json report.md {} ({wall_s:.1} s)",
-        out.display(),
-        plot_files.join(" ")
-    );
-    Ok(())
+    md
 }
 
-fn dispatch<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
     match args.name.as_str() {
-        "views-multilingual" => views_multilingual::<B>(args, device),
-        "views-vision" => views_vision::run::<B>(args, device),
-        "scaling" => scaling::run::<B>(args, device),
+        "views-multilingual" => views_multilingual::<B>(args, devices),
+        "views-vision" => views_vision::run::<B>(args, devices),
+        "scaling" => scaling::run::<B>(args, devices),
         other => {
             bail!("experiment: expected views-multilingual, views-vision or scaling, got `{other}`")
         }
@@ -495,11 +530,11 @@ fn dispatch<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
 
 pub fn run(args: Args) -> Result<()> {
     struct Experiment<'a>(&'a Args);
-    impl super::train::OnTrainBackend for Experiment<'_> {
+    impl crate::backend::OnTrainBackend for Experiment<'_> {
         type Out = ();
-        fn run<B: AutodiffBackend>(self, device_of: fn(usize, usize) -> B::Device) -> Result<()> {
-            dispatch::<B>(self.0, device_of(0, 1))
+        fn run<B: AutodiffBackend>(self, devices: crate::backend::Devices<B>) -> Result<()> {
+            dispatch::<B>(self.0, devices)
         }
     }
-    super::train::on_train_backend(&args.device, Experiment(&args))
+    crate::backend::on_train_backend(&args.device, Experiment(&args))
 }

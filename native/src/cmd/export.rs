@@ -16,7 +16,7 @@ use prh_core::train::checkpoint::write_atomic;
 use std::path::PathBuf;
 
 #[cfg(feature = "cpu")]
-use super::train::{load_model, load_run};
+use crate::run_folder::{load_text, load_text_model};
 
 /// Export a trained encoder as a web-loadable bundle.
 #[derive(clap::Args, Debug)]
@@ -42,8 +42,8 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let device = Default::default();
-    let (spec, tok, ck) = load_run(&args.run, &args.checkpoint)?;
-    let model = load_model::<B>(&spec, &ck, &device)?;
+    let (spec, tok, ck) = load_text(&args.run, &args.checkpoint)?;
+    let model = load_text_model::<B>(&spec, &ck, &device)?;
     let bytes = write_bundle(&model, &spec, &tok, &ck.meta.config)?;
     // Check the bundle loads back before calling it done.
     read_bundle::<B>("exported bundle", &bytes, &device)
@@ -67,5 +67,5 @@ pub fn run(args: Args) -> Result<()> {
 
 #[cfg(not(feature = "cpu"))]
 pub fn run(_args: Args) -> Result<()> {
-    Err(super::train::not_compiled("cpu"))
+    Err(crate::backend::not_compiled("cpu"))
 }

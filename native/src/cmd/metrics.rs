@@ -27,7 +27,7 @@ use anyhow::{Context, Result, bail};
 use prh_core::experiments::report::{ScalingSeries, svg_log_x};
 use prh_core::formats::features::Features;
 use prh_core::measure::gallery::gallery_curve;
-use prh_core::measure::metrics::{MetricOptions, measure};
+use prh_core::measure::metrics::{AlignmentReport, MetricOptions, measure};
 use prh_core::measure::preprocess::Preprocess;
 use std::path::PathBuf;
 
@@ -83,23 +83,7 @@ pub fn run(args: Args) -> Result<()> {
     if !(args.outlier_q > 0.0 && args.outlier_q <= 1.0) {
         bail!("--outlier-q {} must lie in (0, 1]", args.outlier_q);
     }
-    let opts = MetricOptions {
-        k: args.k,
-        rbf_sigma: args.rbf_sigma,
-        null_shuffles: args.null,
-        seed: args.seed,
-        cca_dim: args.cca_dim,
-        cknna_unbiased: !args.biased_cknna,
-        preprocess: Preprocess {
-            outlier_q: if args.no_clamp {
-                None
-            } else {
-                Some(args.outlier_q)
-            },
-            normalize: !args.no_normalize,
-        },
-        ..MetricOptions::default()
-    };
+    let opts = options(&args);
     if let Some(sizes) = &args.gallery_curve {
         return curve(&args, &a, &b, sizes, &opts);
     }
@@ -122,6 +106,34 @@ pub fn run(args: Args) -> Result<()> {
         "N = {}, k = {}, clamp A = {:?}, clamp B = {:?}",
         r.n, r.k, r.clamp_a, r.clamp_b
     );
+    score_table(&r);
+    notes(&args, &r);
+    Ok(())
+}
+
+/// The metric options the flags ask for.
+fn options(args: &Args) -> MetricOptions {
+    MetricOptions {
+        k: args.k,
+        rbf_sigma: args.rbf_sigma,
+        null_shuffles: args.null,
+        seed: args.seed,
+        cca_dim: args.cca_dim,
+        cknna_unbiased: !args.biased_cknna,
+        preprocess: Preprocess {
+            outlier_q: if args.no_clamp {
+                None
+            } else {
+                Some(args.outlier_q)
+            },
+            normalize: !args.no_normalize,
+        },
+        ..MetricOptions::default()
+    }
+}
+
+/// One row per metric: score, its null (mean, std, p, calibrated) and best layers.
+fn score_table(r: &AlignmentReport) {
     let multi = r.layers_a > 1 || r.layers_b > 1;
     let s = &r.scores;
     let l = &r.best_layers;
@@ -193,6 +205,12 @@ pub fn run(args: Args) -> Result<()> {
         };
         println!("{name:<18} {v:>10.6}{nul}{at}");
     }
+}
+
+/// The lines under the table: the null's definition, the mutual k-NN null against
+/// chance, tied neighbour lists and warnings.
+fn notes(args: &Args, r: &AlignmentReport) {
+    let (s, nl) = (&r.scores, r.null.as_ref());
     if let Some(n) = nl {
         println!(
             "null: {} shuffles of B's rows (seed {}){}; p = (1 + #{{null >= score}}) / (1 + shuffles); \
@@ -231,7 +249,6 @@ pub fn run(args: Args) -> Result<()> {
     for w in &r.warnings {
         println!("warning: {w}");
     }
-    Ok(())
 }
 
 /// `--gallery-curve`: the table (or JSON) and the optional SVG.

@@ -10,8 +10,10 @@
 
 use anyhow::{Context, Result, bail};
 use prh_core::linalg::{Matrix, to_row_major};
+use prh_core::theory::kernel::Kernel;
 use prh_core::theory::pair_graph::{self, Pairing};
-use prh_core::theory::theorem::{self, SubspaceComparison};
+use prh_core::theory::spectrum::{Spectrum, SpectrumSummary};
+use prh_core::theory::theorem::{self, RotationCheck, SubspaceComparison};
 use prh_core::theory::world::{Preset, PresetSpec, World};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -123,6 +125,71 @@ fn fmt_opt(x: Option<f64>) -> String {
     x.map_or("n/a (gap <= 0)".to_string(), fmt_num)
 }
 
+/// The kernel's positive-pair matrix Pi, its name and its observations' names: from the
+/// world and `views`, or from `--pi`.
+fn first_pi(
+    args: &Args,
+    world: Option<&World>,
+    views: Pairing,
+) -> Result<(Matrix, String, Vec<String>)> {
+    match (world, &args.pi) {
+        (Some(w), _) => {
+            let pi = pair_graph::pair_matrix(w, args.modality, views)?;
+            let source = format!(
+                "{} · {} · {}",
+                w.name,
+                w.modality(args.modality)?.name,
+                views.label()
+            );
+            Ok((pi, source, pair_graph::observation_names(w, args.modality)?))
+        }
+        (None, Some(path)) => {
+            let pi = pair_graph::load_pi_npy(path)?;
+            let names = (0..pi.nrows()).map(|i| i.to_string()).collect();
+            Ok((pi, path.display().to_string(), names))
+        }
+        (None, None) => bail!("give --world PRESET|FILE.json or --pi FILE.npy"),
+    }
+}
+
+/// The second kernel (`--pi2`, or `--views2` on the world) compared with the first: the
+/// comparison, the second spectrum's eigenvalues and the second kernel's name.
+fn second_kernel(
+    args: &Args,
+    world: Option<&World>,
+    views2: Option<Pairing>,
+    (k1, s1): (&Kernel, &Spectrum),
+) -> Result<Option<(SubspaceComparison, Vec<f64>, String)>> {
+    let second = match (&args.pi2, views2, world) {
+        (Some(path), _, _) => Some((pair_graph::load_pi_npy(path)?, path.display().to_string())),
+        (None, Some(v), Some(w)) => {
+            Some((pair_graph::pair_matrix(w, args.modality, v)?, v.label()))
+        }
+        (None, Some(_), None) => {
+            bail!("--views2 needs --world (a .npy Pi has no view kinds); use --pi2")
+        }
+        (None, None, _) => None,
+    };
+    let Some((pi2, label)) = second else {
+        return Ok(None);
+    };
+    let (k2, s2) = theorem::analyse(&pi2).with_context(|| format!("second kernel ({label})"))?;
+    let c = theorem::compare(k1, s1, &k2, &s2, args.dim, args.skip_trivial)
+        .with_context(|| format!("comparing with {label}"))?;
+    Ok(Some((c, s2.values, label)))
+}
+
+/// Everything `spectral` reports.
+struct Report {
+    source: String,
+    names: Vec<String>,
+    s1: Spectrum,
+    summary: SpectrumSummary,
+    gap: Option<f64>,
+    comparison: Option<(SubspaceComparison, Vec<f64>, String)>,
+    rotation: Option<RotationCheck>,
+}
+
 pub fn run(args: Args) -> Result<()> {
     let views = Pairing::parse(&args.views, args.alpha, args.drift)?;
     let views2 = args
@@ -135,27 +202,7 @@ pub fn run(args: Args) -> Result<()> {
         .as_deref()
         .map(|w| load_world(&args, w))
         .transpose()?;
-    let (pi, source, names) = match (&world, &args.pi) {
-        (Some(w), _) => {
-            let pi = pair_graph::pair_matrix(w, args.modality, views)?;
-            (
-                pi,
-                format!(
-                    "{} · {} · {}",
-                    w.name,
-                    w.modality(args.modality)?.name,
-                    views.label()
-                ),
-                pair_graph::observation_names(w, args.modality)?,
-            )
-        }
-        (None, Some(path)) => {
-            let pi = pair_graph::load_pi_npy(path)?;
-            let names = (0..pi.nrows()).map(|i| i.to_string()).collect();
-            (pi, path.display().to_string(), names)
-        }
-        (None, None) => bail!("give --world PRESET|FILE.json or --pi FILE.npy"),
-    };
+    let (pi, source, names) = first_pi(&args, world.as_ref(), views)?;
     let (k1, s1) = theorem::analyse(&pi)?;
     let d = args.dim;
     let gap = s1.gap(d, args.skip_trivial)?;
@@ -163,27 +210,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(path) = &args.save_embedding {
         write_npy(path, &s1.embedding(d, args.skip_trivial)?)?;
     }
-
-    let second = match (&args.pi2, views2, &world) {
-        (Some(path), _, _) => Some((pair_graph::load_pi_npy(path)?, path.display().to_string())),
-        (None, Some(v), Some(w)) => {
-            Some((pair_graph::pair_matrix(w, args.modality, v)?, v.label()))
-        }
-        (None, Some(_), None) => {
-            bail!("--views2 needs --world (a .npy Pi has no view kinds); use --pi2")
-        }
-        (None, None, _) => None,
-    };
-    let comparison: Option<(SubspaceComparison, Vec<f64>, String)> = match second {
-        Some((pi2, label)) => {
-            let (k2, s2) =
-                theorem::analyse(&pi2).with_context(|| format!("second kernel ({label})"))?;
-            let c = theorem::compare(&k1, &s1, &k2, &s2, d, args.skip_trivial)
-                .with_context(|| format!("comparing with {label}"))?;
-            Some((c, s2.values, label))
-        }
-        None => None,
-    };
+    let comparison = second_kernel(&args, world.as_ref(), views2, (&k1, &s1))?;
     let rotation = match &world {
         Some(w) if w.modalities.len() >= 2 => Some(
             theorem::cross_modal(
@@ -197,39 +224,73 @@ pub fn run(args: Args) -> Result<()> {
         ),
         _ => None,
     };
-
+    let report = Report {
+        source,
+        names,
+        s1,
+        summary,
+        gap,
+        comparison,
+        rotation,
+    };
     if args.json {
-        let mut out = json!({
-            "source": source,
-            "n": s1.n(),
-            "d": d,
-            "skip_trivial": args.skip_trivial,
-            "eigenvalues": summary.eigenvalues,
-            "p": s1.p,
-            "gap": gap,
-            "gap_with_trivial": summary.gap_with_trivial,
-            "gap_without_trivial": summary.gap_without_trivial,
-            "trivial_index": s1.trivial_index,
-            "names": names,
-        });
-        if let (Some((c, values2, label)), Value::Object(map)) = (&comparison, &mut out) {
-            if let Value::Object(cmp) = serde_json::to_value(c)? {
-                map.extend(cmp);
-            }
-            map.insert("eigenvalues2".into(), json!(values2));
-            map.insert("second".into(), json!(label));
-        }
-        if let (Some(r), Value::Object(map)) = (&rotation, &mut out) {
-            map.insert("rotation".into(), serde_json::to_value(r)?);
-        }
-        return emit(&format!("{}\n", serde_json::to_string_pretty(&out)?));
+        return emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json_report(&args, &report)?)?
+        ));
     }
-
     // Buffered so a closed pipe (`| head`) ends quietly instead of panicking in println!.
     let mut o = String::new();
+    spectrum_table(&mut o, &args, &report)?;
+    if let Some((c, _, label)) = &report.comparison {
+        comparison_table(&mut o, c, label)?;
+    }
+    if let Some(r) = &report.rotation {
+        writeln!(
+            o,
+            "\nrotation theorem: {} ({}) vs {} ({}): Procrustes relative residual {:.3e}",
+            r.modalities[0], r.views[0], r.modalities[1], r.views[1], r.relative_residual
+        )?;
+    }
+    emit(&o)
+}
+
+/// The `--json` object.
+fn json_report(args: &Args, r: &Report) -> Result<Value> {
+    let (s1, summary) = (&r.s1, &r.summary);
+    let mut out = json!({
+        "source": r.source,
+        "n": s1.n(),
+        "d": args.dim,
+        "skip_trivial": args.skip_trivial,
+        "eigenvalues": summary.eigenvalues,
+        "p": s1.p,
+        "gap": r.gap,
+        "gap_with_trivial": summary.gap_with_trivial,
+        "gap_without_trivial": summary.gap_without_trivial,
+        "trivial_index": s1.trivial_index,
+        "names": r.names,
+    });
+    if let (Some((c, values2, label)), Value::Object(map)) = (&r.comparison, &mut out) {
+        if let Value::Object(cmp) = serde_json::to_value(c)? {
+            map.extend(cmp);
+        }
+        map.insert("eigenvalues2".into(), json!(values2));
+        map.insert("second".into(), json!(label));
+    }
+    if let (Some(rot), Value::Object(map)) = (&r.rotation, &mut out) {
+        map.insert("rotation".into(), serde_json::to_value(rot)?);
+    }
+    Ok(out)
+}
+
+/// The eigenvalues (the top-d window and the trivial pair marked) and the gaps.
+fn spectrum_table(o: &mut String, args: &Args, r: &Report) -> Result<()> {
+    let (s1, d) = (&r.s1, args.dim);
     writeln!(
         o,
-        "{source}: {} observations, d = {d}{}",
+        "{}: {} observations, d = {d}{}",
+        r.source,
         s1.n(),
         if args.skip_trivial {
             " after the trivial pair"
@@ -255,7 +316,7 @@ pub fn run(args: Args) -> Result<()> {
                 "{:>5}  {:>10}  gap {}",
                 "",
                 "---",
-                gap.map_or("(none: window reaches n)".into(), fmt_num)
+                r.gap.map_or("(none: window reaches n)".into(), fmt_num)
             )?;
         }
     }
@@ -271,52 +332,48 @@ pub fn run(args: Args) -> Result<()> {
     writeln!(
         o,
         "gap with trivial: {}   without trivial: {}",
-        fmt_opt(summary.gap_with_trivial),
-        fmt_opt(summary.gap_without_trivial)
+        fmt_opt(r.summary.gap_with_trivial),
+        fmt_opt(r.summary.gap_without_trivial)
     )?;
-    if let Some((c, _, label)) = &comparison {
+    Ok(())
+}
+
+/// The second kernel's distance and the measured sin-theta beside its bounds.
+fn comparison_table(o: &mut String, c: &SubspaceComparison, label: &str) -> Result<()> {
+    writeln!(
+        o,
+        "\nagainst {label}: ||K2 - K1||_op = {:.6}, ||K2 - K1||_F = {:.6}",
+        c.e_op, c.e_fro
+    )?;
+    writeln!(o, "{:<28} {:>16} {:>16}", "", "operator", "Frobenius")?;
+    writeln!(
+        o,
+        "{:<28} {:>16} {:>16}",
+        "measured sin-theta",
+        fmt_num(c.sin_theta_op),
+        fmt_num(c.sin_theta_fro)
+    )?;
+    writeln!(
+        o,
+        "{:<28} {:>16} {:>16}",
+        format!("Davis–Kahan (delta {})", fmt_num(c.davis_kahan_gap)),
+        fmt_opt(c.davis_kahan_bound),
+        fmt_opt(c.davis_kahan_bound_fro)
+    )?;
+    writeln!(
+        o,
+        "{:<28} {:>16} {:>16}",
+        format!("Yu–Wang–Samworth (gap {})", fmt_num(c.yws_gap)),
+        fmt_opt(c.yws_bound),
+        fmt_opt(c.yws_bound)
+    )?;
+    if c.sin_theta_fro < 1e-12 {
+        // Eigenvectors carry ~n * 1e-16 error, so a measured angle and a bound that are
+        // both this small are round-off of an exact 0 and may come out in either order.
         writeln!(
             o,
-            "\nagainst {label}: ||K2 - K1||_op = {:.6}, ||K2 - K1||_F = {:.6}",
-            c.e_op, c.e_fro
-        )?;
-        writeln!(o, "{:<28} {:>16} {:>16}", "", "operator", "Frobenius")?;
-        writeln!(
-            o,
-            "{:<28} {:>16} {:>16}",
-            "measured sin-theta",
-            fmt_num(c.sin_theta_op),
-            fmt_num(c.sin_theta_fro)
-        )?;
-        writeln!(
-            o,
-            "{:<28} {:>16} {:>16}",
-            format!("Davis–Kahan (delta {})", fmt_num(c.davis_kahan_gap)),
-            fmt_opt(c.davis_kahan_bound),
-            fmt_opt(c.davis_kahan_bound_fro)
-        )?;
-        writeln!(
-            o,
-            "{:<28} {:>16} {:>16}",
-            format!("Yu–Wang–Samworth (gap {})", fmt_num(c.yws_gap)),
-            fmt_opt(c.yws_bound),
-            fmt_opt(c.yws_bound)
-        )?;
-        if c.sin_theta_fro < 1e-12 {
-            // Eigenvectors carry ~n * 1e-16 error, so a measured angle and a bound that are
-            // both this small are round-off of an exact 0 and may come out in either order.
-            writeln!(
-                o,
-                "(sin-theta at round-off: the two top-d subspaces coincide)"
-            )?;
-        }
-    }
-    if let Some(r) = &rotation {
-        writeln!(
-            o,
-            "\nrotation theorem: {} ({}) vs {} ({}): Procrustes relative residual {:.3e}",
-            r.modalities[0], r.views[0], r.modalities[1], r.views[1], r.relative_residual
+            "(sin-theta at round-off: the two top-d subspaces coincide)"
         )?;
     }
-    emit(&o)
+    Ok(())
 }

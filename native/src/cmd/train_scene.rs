@@ -16,143 +16,59 @@
 //! uncorrupted rendering per world state, embedded by the final model, `[n_states, d]`)
 //! and `embeddings_ids.txt` (the state of each row: shape colour size position).
 
-use super::train::{Args, FsSink, new_run_dir};
-use anyhow::{Context, Result, bail};
+use crate::backend::Devices;
+use crate::output::write_file;
+use crate::run_folder::{Request, RunFolder, read_tokenizer};
+use anyhow::{Context, Result};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::scene::SceneWorld;
 use prh_core::scene::render_text::caption_tokenizer;
 use prh_core::scene::theory::paired_seed;
-use prh_core::tasks::TaskKind;
 use prh_core::tasks::scene::{
     SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene,
 };
-use prh_core::tasks::task_kind;
 use prh_core::text::tokenizer::TextTokenizer;
-use prh_core::train::checkpoint::{Checkpoint, write_atomic};
 use std::path::{Path, PathBuf};
 
-/// Whether the run `args` names is a scene task (its config's `task.kind`, after
-/// `--set`). Unreadable or malformed configs answer no: the text path reports them.
-pub fn is_scene(args: &Args) -> bool {
-    let path = match (&args.resume, &args.config) {
-        (Some(dir), _) => dir.join("config.toml"),
-        (None, Some(p)) => p.clone(),
-        (None, None) => return false,
-    };
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return false;
-    };
-    matches!(
-        task_kind(&path.display().to_string(), &text, &args.set),
-        Ok(TaskKind::SceneImage | TaskKind::SceneCaption)
-    )
-}
-
-/// A config file's text. (An empty file never gets here: its `task.kind` is `text`, so
-/// the text trainer reports it.)
-fn read_text(p: &Path) -> Result<String> {
-    std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
-}
-
-/// The resolved config, run folder and (on `--resume`) checkpoint of a scene run.
-fn locate(args: &Args) -> Result<(SceneTrainConfig, PathBuf, Option<Checkpoint>)> {
-    if let Some(dir) = &args.resume {
-        let p = dir.join("config.toml");
-        // A resumed run goes to the end unless told otherwise.
-        let sets: Vec<String> = std::iter::once("run.stop_at=0".to_string())
-            .chain(args.set.iter().cloned())
-            .collect();
-        let cfg = SceneTrainConfig::from_toml(&p.display().to_string(), &read_text(&p)?, &sets)?;
-        let ck_path = dir.join("checkpoints").join("latest.ckpt");
-        if !ck_path.exists() {
-            eprintln!(
-                "{}: no checkpoint yet (the run stopped before its first one): restarting from \
-                 step 0 with the saved config",
-                ck_path.display()
-            );
-            return Ok((cfg, dir.clone(), None));
-        }
-        let ck = Checkpoint::read(&ck_path)?;
-        // burn's record loading panics on another architecture: compare first.
-        let source = format!("{} (stored config)", ck_path.display());
-        let stored = SceneTrainConfig::from_toml(&source, &ck.meta.config, &[])?;
-        if !cfg.same_model(&stored) {
-            bail!(
-                "{}: checkpoint of another model config: it was written for {:?} / {:?}, but \
-                 {} says {:?} / {:?}",
-                ck_path.display(),
-                stored.task.kind,
-                (&stored.image, &stored.caption),
-                p.display(),
-                cfg.task.kind,
-                (&cfg.image, &cfg.caption)
-            );
-        }
-        return Ok((cfg, dir.clone(), Some(ck)));
-    }
-    let p = args.config.as_ref().context("--config is required")?;
-    let cfg = SceneTrainConfig::from_toml(&p.display().to_string(), &read_text(p)?, &args.set)?;
-    Ok((cfg, new_run_dir(args, p)?, None))
-}
-
-/// Trains the scene run of `args` (stages in [`prh_core::train`]) into its run folder.
-pub fn train_on<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
-    let (cfg, dir, resume) = locate(args)?;
-    let out = run_in_folder::<B>(
-        &cfg,
-        &dir,
-        resume.as_ref(),
-        args.resume.is_some(),
-        &device,
-        None,
-    )?;
+/// Trains the scene run `request` asks for (stages in [`prh_core::train`]) into its run
+/// folder.
+pub fn train<B: AutodiffBackend>(request: &Request, devices: Devices<B>) -> Result<()> {
+    let folder = request.open::<SceneTrainConfig>()?;
+    let out = run_in_folder::<B>(&folder, devices, None)?;
     eprintln!(
         "done: {} steps, last loss {:.4}; run folder {}",
         out.steps,
         out.last_loss,
-        dir.display()
+        folder.dir.display()
     );
     Ok(())
 }
 
-/// One scene run in `dir`: writes the resolved config (and the caption tokenizer), trains
-/// from `resume` (`restart`: this continues a run, so metrics after its checkpoint are
-/// dropped and its own tokenizer is read back), and exports the states' embeddings.
-/// `label` names the progress bar (the demo runs four).
+/// One scene run in its folder: writes the resolved config (and the caption tokenizer),
+/// trains from the folder's checkpoint on one device per `run.data_parallel` replica, and
+/// exports the states' embeddings. `label` names the progress bar (the demo runs four;
+/// default: the folder's name).
 pub fn run_in_folder<B: AutodiffBackend>(
-    cfg: &SceneTrainConfig,
-    dir: &Path,
-    resume: Option<&Checkpoint>,
-    restart: bool,
-    device: &B::Device,
+    folder: &RunFolder<SceneTrainConfig>,
+    devices: Devices<B>,
     label: Option<&str>,
 ) -> Result<SceneTrained<B::InnerBackend>> {
+    let (cfg, dir) = (&folder.cfg, &folder.dir);
     std::fs::create_dir_all(dir.join("checkpoints"))
         .with_context(|| format!("creating {}", dir.join("checkpoints").display()))?;
     let world = cfg.build_world()?;
     let modality = cfg.modality()?;
     let tokenizer = if cfg.needs_tokenizer() {
-        Some(caption_tokenizer_for(cfg, &world, dir, restart)?)
+        Some(caption_tokenizer_for(cfg, &world, dir, folder.restart)?)
     } else {
         None
     };
-    write_atomic(&dir.join("config.toml"), cfg.to_toml()?.as_bytes())?;
+    folder.write("config.toml", cfg.to_toml()?.as_bytes())?;
     if let Some(tok) = &tokenizer {
-        write_atomic(&dir.join("tokenizer.json"), tok.to_json()?.as_bytes())?;
+        folder.write("tokenizer.json", tok.to_json()?.as_bytes())?;
     }
-    let start_step = resume.map_or(0, |c| c.meta.step);
-    let name = dir
-        .file_name()
-        .map_or_else(|| "train".into(), |n| n.to_string_lossy().into_owned());
-    let mut sink = FsSink::open(
-        dir,
-        restart,
-        start_step,
-        &cfg.run,
-        label.unwrap_or(&name),
-        cfg.views.batch_size,
-    )?;
+    let mut sink = folder.sink(&cfg.run, label, cfg.views.batch_size)?;
     eprintln!(
         "training the {:?} JEPA on {:?} views ({} world states, d = {}) into {}",
         modality,
@@ -165,12 +81,12 @@ pub fn run_in_folder<B: AutodiffBackend>(
         cfg,
         &world,
         tokenizer.as_ref(),
-        resume,
+        folder.resume.as_ref(),
         &mut sink,
-        &vec![device.clone(); cfg.run.data_parallel.max(1)],
+        &devices.replicas(cfg.run.data_parallel),
     )?;
     sink.progress.finish();
-    write_embeddings(dir, cfg, &world, &out.model, device)?;
+    write_embeddings(dir, cfg, &world, &out.model, &devices.main())?;
     Ok(out)
 }
 
@@ -183,19 +99,12 @@ fn caption_tokenizer_for(
     restart: bool,
 ) -> Result<TextTokenizer> {
     let own = dir.join("tokenizer.json");
-    let file = if restart && own.exists() {
-        Some(own)
+    if restart && own.exists() {
+        read_tokenizer(&own)
     } else if !cfg.caption.tokenizer.is_empty() {
-        Some(PathBuf::from(&cfg.caption.tokenizer))
+        read_tokenizer(&PathBuf::from(&cfg.caption.tokenizer))
     } else {
-        None
-    };
-    match file {
-        Some(p) => {
-            let bytes = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-            Ok(TextTokenizer::from_bytes(&p.display().to_string(), &bytes)?)
-        }
-        None => Ok(caption_tokenizer(world)?),
+        Ok(caption_tokenizer(world)?)
     }
 }
 
@@ -220,5 +129,5 @@ fn write_embeddings<B: Backend>(
         .map(|v| world.describe(&v.state).join(" ") + "\n")
         .collect();
     let ids_path = dir.join("embeddings_ids.txt");
-    std::fs::write(&ids_path, ids).with_context(|| format!("writing {}", ids_path.display()))
+    write_file(&ids_path, ids)
 }

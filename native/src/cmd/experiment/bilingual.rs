@@ -3,6 +3,7 @@
 //! and its own tokenizer, probe texts (first caption of each fit-split image, then of each
 //! test-split image; the same images on both sides), and one encoder pair trained apart.
 
+use crate::backend::Devices;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{
@@ -124,7 +125,7 @@ impl Bilingual {
         seed: u64,
         steps: Option<usize>,
         eval_every: usize,
-        device: &B::Device,
+        devices: Devices<B>,
         mut on_trained: impl FnMut(
             usize,
             &RecordingTask,
@@ -149,7 +150,7 @@ impl Bilingual {
                 self.probes[l].clone(),
                 &config_toml,
                 &format!("{} s{seed} {lang}", objective.label()),
-                device,
+                devices,
             )
             .with_context(|| format!("training {} seed {seed} ({lang})", objective.label()))?;
             train_s[l] = t.elapsed().as_secs_f64();

@@ -6,8 +6,11 @@
 //! `a - b n^-c` ([`prh_core::experiments::scaling_law`]) is fit per objective, checked on a held-out
 //! budget, and used for the sample-efficiency ratio (the paper's 42x).
 
+use crate::backend::Devices;
+use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::experiments::multilingual::ExperimentConfig;
 use prh_core::experiments::report::{ScalingSeries, svg_scaling};
 use prh_core::experiments::scaling_law::{PowerLaw, fit};
 use prh_core::theory::view_kind::ViewKind;
@@ -120,23 +123,32 @@ fn observed_crossing(samples: &[f64], y: &[f64], target: f64) -> Option<f64> {
     Some((x0 + f * (x1 - x0)).exp())
 }
 
-pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
-    let t0 = Instant::now();
-    let (source, cfg) = load_config(args)?;
-    let spec = &cfg.spec;
-    let budgets = &spec.scaling.budgets;
-    if budgets.len() < 4 || spec.scaling.held_out >= budgets.len() {
+/// The `[experiment.scaling]` section's consistency.
+fn check_scaling(cfg: &ExperimentConfig) -> Result<()> {
+    let scaling = &cfg.spec.scaling;
+    let budgets = &scaling.budgets;
+    if budgets.len() < 4 || scaling.held_out >= budgets.len() {
         bail!(
             "experiment.scaling: need >= 4 budgets (3 to fit + 1 held out) and held_out < {}",
             budgets.len()
         );
     }
-    let measure = spec.scaling.measure.as_str();
+    let measure = scaling.measure.as_str();
     if !matches!(measure, "vision" | "multilingual") {
         bail!(
             "experiment.scaling.measure: expected \"vision\" or \"multilingual\", got \"{measure}\""
         );
     }
+    Ok(())
+}
+
+pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+    let t0 = Instant::now();
+    let (source, cfg) = load_config(args)?;
+    let spec = &cfg.spec;
+    let budgets = &spec.scaling.budgets;
+    check_scaling(&cfg)?;
+    let measure = spec.scaling.measure.as_str();
     let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
     )?;
@@ -159,69 +171,89 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         measure.groups(),
         spec.scaling.measure
     );
+    let scaled = Scaled {
+        cfg: &cfg,
+        source: &source,
+        measure: &measure,
+        batch,
+    };
     let mut points = Vec::new();
     let mut curves = Vec::new();
     for &objective in &spec.objectives {
+        curves.push(scaled.curve::<B>(objective, &mut points, devices)?);
+    }
+    let efficiency = efficiency(&curves);
+    let wall_s = t0.elapsed().as_secs_f64();
+    let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
+    let body = serde_json::json!({
+        "law": "mutual_knn = a - b * samples^-c (least squares, c profiled)",
+        "measure": spec.scaling.measure,
+        "budgets_steps": budgets,
+        "batch_size": batch,
+        "held_out": spec.scaling.held_out,
+        "curves": curves,
+        "efficiency": efficiency,
+        "points": points,
+    });
+    let write = |name: &str, text: String| write_file(&out.join(name), text);
+    write_results(&out, &header, &body)?;
+    let (title, y_label, what) = measure.describe(batch);
+    write(
+        "alignment_vs_samples.svg",
+        plot(&format!("{}: {title}", spec.name), y_label, &curves),
+    )?;
+    write(
+        "report.md",
+        report_md(
+            &header.command,
+            &source,
+            args,
+            wall_s,
+            &curves,
+            &efficiency,
+            &what,
+        ),
+    )?;
+    eprintln!(
+        "report folder {}: results.json report.md alignment_vs_samples.svg ({wall_s:.1} s)",
+        out.display()
+    );
+    Ok(())
+}
+
+/// What every run of the experiment shares: its config, the measure and the batch size.
+struct Scaled<'a> {
+    cfg: &'a ExperimentConfig,
+    source: &'a str,
+    measure: &'a Measure,
+    batch: f64,
+}
+
+impl Scaled<'_> {
+    /// One objective's curve: a run per budget and seed (each appended to `points`), the
+    /// seed means per budget and the laws fit to them.
+    fn curve<B: AutodiffBackend>(
+        &self,
+        objective: ViewKind,
+        points: &mut Vec<Point>,
+        devices: Devices<B>,
+    ) -> Result<Curve> {
+        let spec = &self.cfg.spec;
+        let (budgets, batch) = (&spec.scaling.budgets, self.batch);
         let name = objective.label();
         // Good views read a whole group per sample (spans of its different texts); bad
         // views and next-token one text.
-        let tps = measure.tokens_per_sample(objective);
+        let tps = self.measure.tokens_per_sample(objective);
         let mut ys = Vec::new();
         let mut init = f64::NAN;
         for &steps in budgets {
             let mut vals = Vec::new();
             for &seed in &spec.seeds {
-                let (s, first, train_s) = match &measure {
-                    Measure::Vision(data) => {
-                        let tr = train_one::<B>(
-                            &cfg,
-                            &source,
-                            data,
-                            objective,
-                            seed,
-                            Some(steps),
-                            0,
-                            false,
-                            &device,
-                        )?;
-                        let score_of = |emb: &[f32], last: bool| -> Result<_> {
-                            Ok(score(data, &cfg, emb, tr.d, seed, last)?.0)
-                        };
-                        let first = tr.snapshots.first().context("no step-0 snapshot")?;
-                        let last = tr.snapshots.last().context("no final snapshot")?;
-                        let first = if init.is_nan() {
-                            score_of(&first.embeddings, false)?.mutual_knn
-                        } else {
-                            init
-                        };
-                        let s = score_of(&last.embeddings, true)?;
-                        ((s.mutual_knn, serde_json::to_value(s)?), first, tr.train_s)
-                    }
-                    Measure::Multilingual(bi) => {
-                        let pair = bi.train_pair::<B>(
-                            &cfg,
-                            &source,
-                            objective,
-                            seed,
-                            Some(steps),
-                            0,
-                            &device,
-                            |_, _, _, _| Ok(()),
-                        )?;
-                        let curve = bi.curve(&cfg, &source, &pair)?;
-                        let first = curve.first().context("no step-0 snapshot")?.mutual_knn;
-                        let s = curve.last().context("no final snapshot")?;
-                        (
-                            (s.mutual_knn, serde_json::to_value(s)?),
-                            first,
-                            pair.train_s.iter().sum(),
-                        )
-                    }
-                };
+                let ((y, scores), first, train_s) =
+                    self.one_run::<B>(objective, seed, steps, init, devices)?;
                 if init.is_nan() {
                     init = first;
                 }
-                let (y, scores) = s;
                 eprintln!("  {name} {steps} steps seed {seed}: mutual 10-NN {y:.4}");
                 vals.push(y);
                 points.push(Point {
@@ -246,7 +278,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             .map(|(_, (x, y))| (*x, *y))
             .unzip();
         let partial = fit(&fx, &fy).ok();
-        curves.push(Curve {
+        Ok(Curve {
             objective: name.to_string(),
             tokens_per_sample: tps,
             init_mutual_knn: init,
@@ -257,66 +289,108 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             law: fit(&xs, &ys).ok(),
             samples: xs,
             mutual_knn: ys,
-        });
+        })
     }
-    // Sample efficiency: samples good views need to reach next-token's best alignment.
-    let find = |o: &str| curves.iter().find(|c| c.objective == o);
-    let efficiency = match (find("good"), find("next-token")) {
-        (Some(g), Some(n)) => {
-            let (bi, best) =
-                n.mutual_knn
-                    .iter()
-                    .enumerate()
-                    .fold(
-                        (0, f64::NEG_INFINITY),
-                        |a, (i, &v)| if v > a.1 { (i, v) } else { a },
-                    );
-            let n_samples = n.samples[bi];
-            let observed = observed_crossing(&g.samples, &g.mutual_knn, best);
-            let law = g.law.and_then(|l| l.samples_to_reach(best));
-            let ratio = |s: Option<f64>| s.map(|s| n_samples / s);
-            let tok = |s: Option<f64>| {
-                s.map(|s| n_samples * n.tokens_per_sample / (s * g.tokens_per_sample))
-            };
-            serde_json::json!({
-                "next_token_best": best,
-                "next_token_best_samples": n_samples,
-                "good_samples_observed": observed,
-                "good_samples_law": law,
-                "sample_ratio_observed": ratio(observed),
-                "sample_ratio_law": ratio(law),
-                "token_ratio_observed": tok(observed),
-                "token_ratio_law": tok(law),
-                "crosses_within_budgets": observed.is_some(),
-                "good_at_or_above_at_smallest_budget": g.mutual_knn[0] >= best,
-            })
+
+    /// One run of `steps` steps: its final (mutual k-NN, scores), the step-0 mutual k-NN
+    /// (`init` when already known, for the vision measure) and its training seconds.
+    fn one_run<B: AutodiffBackend>(
+        &self,
+        objective: ViewKind,
+        seed: u64,
+        steps: usize,
+        init: f64,
+        devices: Devices<B>,
+    ) -> Result<((f64, serde_json::Value), f64, f64)> {
+        let (cfg, source) = (self.cfg, self.source);
+        match self.measure {
+            Measure::Vision(data) => {
+                let tr = train_one::<B>(
+                    cfg,
+                    source,
+                    data,
+                    objective,
+                    seed,
+                    Some(steps),
+                    0,
+                    false,
+                    devices,
+                )?;
+                let score_of = |emb: &[f32], last: bool| -> Result<_> {
+                    Ok(score(data, cfg, emb, tr.d, seed, last)?.0)
+                };
+                let first = tr.snapshots.first().context("no step-0 snapshot")?;
+                let last = tr.snapshots.last().context("no final snapshot")?;
+                let first = if init.is_nan() {
+                    score_of(&first.embeddings, false)?.mutual_knn
+                } else {
+                    init
+                };
+                let s = score_of(&last.embeddings, true)?;
+                Ok(((s.mutual_knn, serde_json::to_value(s)?), first, tr.train_s))
+            }
+            Measure::Multilingual(bi) => {
+                let pair = bi.train_pair::<B>(
+                    cfg,
+                    source,
+                    objective,
+                    seed,
+                    Some(steps),
+                    0,
+                    devices,
+                    |_, _, _, _| Ok(()),
+                )?;
+                let curve = bi.curve(cfg, source, &pair)?;
+                let first = curve.first().context("no step-0 snapshot")?.mutual_knn;
+                let s = curve.last().context("no final snapshot")?;
+                Ok((
+                    (s.mutual_knn, serde_json::to_value(s)?),
+                    first,
+                    pair.train_s.iter().sum(),
+                ))
+            }
         }
-        _ => serde_json::Value::Null,
+    }
+}
+
+/// Sample efficiency: samples good views need to reach next-token's best alignment.
+fn efficiency(curves: &[Curve]) -> serde_json::Value {
+    let find = |o: &str| curves.iter().find(|c| c.objective == o);
+    let (Some(g), Some(n)) = (find("good"), find("next-token")) else {
+        return serde_json::Value::Null;
     };
-    let wall_s = t0.elapsed().as_secs_f64();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let results = serde_json::json!({
-        "experiment": spec.name,
-        "command": command,
-        "config_source": source,
-        "sets": args.set,
-        "device": args.device,
-        "wall_s": wall_s,
-        "law": "mutual_knn = a - b * samples^-c (least squares, c profiled)",
-        "measure": spec.scaling.measure,
-        "budgets_steps": budgets,
-        "batch_size": batch,
-        "held_out": spec.scaling.held_out,
-        "curves": curves,
-        "efficiency": efficiency,
-        "points": points,
-    });
-    let write = |name: &str, text: String| -> Result<()> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
-    };
-    write("results.json", serde_json::to_string_pretty(&results)?)?;
-    let (title, y_label, what) = measure.describe(batch);
+    let (bi, best) = n
+        .mutual_knn
+        .iter()
+        .enumerate()
+        .fold(
+            (0, f64::NEG_INFINITY),
+            |a, (i, &v)| {
+                if v > a.1 { (i, v) } else { a }
+            },
+        );
+    let n_samples = n.samples[bi];
+    let observed = observed_crossing(&g.samples, &g.mutual_knn, best);
+    let law = g.law.and_then(|l| l.samples_to_reach(best));
+    let ratio = |s: Option<f64>| s.map(|s| n_samples / s);
+    let tok =
+        |s: Option<f64>| s.map(|s| n_samples * n.tokens_per_sample / (s * g.tokens_per_sample));
+    serde_json::json!({
+        "next_token_best": best,
+        "next_token_best_samples": n_samples,
+        "good_samples_observed": observed,
+        "good_samples_law": law,
+        "sample_ratio_observed": ratio(observed),
+        "sample_ratio_law": ratio(law),
+        "token_ratio_observed": tok(observed),
+        "token_ratio_law": tok(law),
+        "crosses_within_budgets": observed.is_some(),
+        "good_at_or_above_at_smallest_budget": g.mutual_knn[0] >= best,
+    })
+}
+
+/// The curves (seed means per budget) and their laws against samples, one SVG.
+fn plot(title: &str, y_label: &str, curves: &[Curve]) -> String {
     let pts: Vec<Vec<(f64, f64)>> = curves
         .iter()
         .map(|c| {
@@ -336,19 +410,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             law: c.law,
         })
         .collect();
-    write(
-        "alignment_vs_samples.svg",
-        svg_scaling(&format!("{}: {title}", spec.name), y_label, &series),
-    )?;
-    write(
-        "report.md",
-        report_md(&command, &source, args, wall_s, &curves, &efficiency, &what),
-    )?;
-    eprintln!(
-        "report folder {}: results.json report.md alignment_vs_samples.svg ({wall_s:.1} s)",
-        out.display()
-    );
-    Ok(())
+    svg_scaling(title, y_label, &series)
 }
 
 fn report_md(
@@ -396,6 +458,20 @@ fn report_md(
                 .map_or("—".to_string(), |p| format!("{p:.4}"))
         ));
     }
+    md.push_str(&efficiency_md(eff));
+    if curves.iter().any(|c| c.law.is_some_and(|l| l.b <= 0.0)) {
+        md.push_str(
+            "\nA law with b ≤ 0 describes alignment that *falls* (or stays flat) as samples \
+             grow; its exponent then carries no scaling information.\n",
+        );
+    }
+    md.push_str("\n![alignment vs samples](alignment_vs_samples.svg)\n\nDots: runs (seed mean); dashed: the law fit on all budgets.\n");
+    md
+}
+
+/// The report's sample-efficiency section (from [`efficiency`]'s object).
+fn efficiency_md(eff: &serde_json::Value) -> String {
+    let mut md = String::new();
     md.push_str("\n## Sample efficiency (the paper's 42x)\n\n");
     if eff.is_null() {
         md.push_str("Needs both `good` and `next-token` among the objectives.\n");
@@ -428,13 +504,6 @@ fn report_md(
             }
         ));
     }
-    if curves.iter().any(|c| c.law.is_some_and(|l| l.b <= 0.0)) {
-        md.push_str(
-            "\nA law with b ≤ 0 describes alignment that *falls* (or stays flat) as samples \
-             grow; its exponent then carries no scaling information.\n",
-        );
-    }
-    md.push_str("\n![alignment vs samples](alignment_vs_samples.svg)\n\nDots: runs (seed mean); dashed: the law fit on all budgets.\n");
     md
 }
 

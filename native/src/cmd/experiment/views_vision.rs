@@ -2,16 +2,20 @@
 //! WordNet + Multi30k text, compared with EfficientNet-Lite0's class vectors over training;
 //! a random-init row; exports of each objective's first seed for the web app.
 
+use crate::backend::Devices;
+use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::experiments::multilingual::ExperimentConfig;
 use prh_core::experiments::multilingual::bands;
 use prh_core::experiments::report::{Series, svg_bands};
 use prh_core::experiments::vision::VisionScores;
 use prh_core::theory::view_kind::ViewKind;
 use serde::Serialize;
+use std::path::Path;
 use std::time::Instant;
 
-use super::vision::{load, score, stats_of, train_one, write_exports};
+use super::vision::{VisionData, load, score, stats_of, train_one, write_exports};
 use super::{Args, load_config, out_dir};
 
 /// One objective x seed: scores at each recorded step (the last with null and matcher).
@@ -24,7 +28,7 @@ struct Run {
     train_s: f64,
 }
 
-pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<()> {
+pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -52,80 +56,22 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
     for (oi, &objective) in spec.objectives.iter().enumerate() {
         for (si, &seed) in spec.seeds.iter().enumerate() {
             let export = spec.vision.export && si == 0;
-            let tr = train_one::<B>(
-                &cfg,
-                &source,
-                &data,
+            let (run, init) = train_and_score::<B>(
+                (&cfg, &source, &data, &out),
                 objective,
                 seed,
-                None,
-                spec.eval_every,
                 export,
-                &device,
+                oi == 0,
+                devices,
             )?;
-            let mut curve = Vec::new();
-            let last = tr.snapshots.len().saturating_sub(1);
-            for (i, snap) in tr.snapshots.iter().enumerate() {
-                let (s, map) = score(&data, &cfg, &snap.embeddings, tr.d, seed, i == last)?;
-                if i == last
-                    && let Some(bundle) = &tr.bundle
-                {
-                    let fit = serde_json::json!({
-                        "objective": objective.label(),
-                        "seed": seed,
-                        "step": snap.step,
-                        "text": "lemmas: definition",
-                        "preprocess": "z - text_mean, then cosine with class_vectors",
-                        "class_vectors": "vision rows centred on the 900 fit classes' mean, \
-                                          L2-normalised, mapped by Q^T, L2-normalised",
-                        "map": "Q = argmin ||T Q - V||_F, Q Q^T = I, fit on the 900 classes \
-                                outside ImageNet-100",
-                        "n_fit": s.n_fit,
-                        "r1_t2i_imagenet100": s.r1_t2i,
-                        "r5_t2i_imagenet100": s.r5_t2i,
-                    });
-                    write_exports(&out, objective.label(), bundle, &data, &map, &fit)?;
-                }
-                curve.push((snap.step, s));
-            }
-            if oi == 0 {
-                // The step-0 encoder is the random initialisation of this seed.
-                let first = tr
-                    .snapshots
-                    .first()
-                    .context("no step-0 snapshot recorded")?;
-                init_points.push(score(&data, &cfg, &first.embeddings, tr.d, seed, true)?.0);
-            }
-            runs.push(Run {
-                objective: objective.label().to_string(),
-                seed,
-                curve,
-                final_loss: tr.final_loss,
-                train_s: tr.train_s,
-            });
+            init_points.extend(init);
+            runs.push(run);
         }
     }
-    // Summaries: final step per objective, plus the random-init row.
-    let mut rows: Vec<(String, serde_json::Value)> = Vec::new();
-    for &objective in &spec.objectives {
-        let name = objective.label();
-        let fin: Vec<VisionScores> = runs
-            .iter()
-            .filter(|r| r.objective == name)
-            .filter_map(|r| r.curve.last().map(|p| p.1))
-            .collect();
-        rows.push((name.to_string(), stats_of(&fin)?));
-    }
-    rows.push(("random init".to_string(), stats_of(&init_points)?));
+    let rows = summary_rows(&cfg, &runs, &init_points)?;
     let wall_s = t0.elapsed().as_secs_f64();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let results = serde_json::json!({
-        "experiment": spec.name,
-        "command": command,
-        "config_source": source,
-        "sets": args.set,
-        "device": args.device,
-        "wall_s": wall_s,
+    let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
+    let body = serde_json::json!({
         "class_text": "lemmas: definition",
         "wordnet_synsets": data.counts.0,
         "imagenet_synsets_left_out": data.counts.1,
@@ -136,12 +82,118 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
         "summary": rows.iter().map(|(l, v)| serde_json::json!({"row": l, "stats": v})).collect::<Vec<_>>(),
         "runs": runs,
     });
-    let write = |name: &str, text: String| -> Result<()> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
-    };
-    write("results.json", serde_json::to_string_pretty(&results)?)?;
+    write_results(&out, &header, &body)?;
+    let plot_files = write_plots(&cfg, &out, &runs)?;
+    let md = report_md(
+        args,
+        &source,
+        &cfg,
+        &data,
+        &rows,
+        &plot_files,
+        wall_s,
+        base.run.steps,
+    );
+    let p = out.join("report.md");
+    write_file(&p, md)?;
+    eprintln!(
+        "report folder {}: results.json report.md {} ({wall_s:.1} s)",
+        out.display(),
+        plot_files.join(" ")
+    );
+    Ok(())
+}
 
+/// Trains one objective x seed and scores each recorded step (the web exports from the
+/// final one when `export`); with `init`, also the step-0 (random-init) scores.
+fn train_and_score<B: AutodiffBackend>(
+    (cfg, source, data, out): (&ExperimentConfig, &str, &VisionData, &Path),
+    objective: ViewKind,
+    seed: u64,
+    export: bool,
+    init: bool,
+    devices: Devices<B>,
+) -> Result<(Run, Option<VisionScores>)> {
+    let spec = &cfg.spec;
+    let tr = train_one::<B>(
+        cfg,
+        source,
+        data,
+        objective,
+        seed,
+        None,
+        spec.eval_every,
+        export,
+        devices,
+    )?;
+    let mut curve = Vec::new();
+    let last = tr.snapshots.len().saturating_sub(1);
+    for (i, snap) in tr.snapshots.iter().enumerate() {
+        let (s, map) = score(data, cfg, &snap.embeddings, tr.d, seed, i == last)?;
+        if i == last
+            && let Some(bundle) = &tr.bundle
+        {
+            let fit = serde_json::json!({
+                "objective": objective.label(),
+                "seed": seed,
+                "step": snap.step,
+                "text": "lemmas: definition",
+                "preprocess": "z - text_mean, then cosine with class_vectors",
+                "class_vectors": "vision rows centred on the 900 fit classes' mean, \
+                                  L2-normalised, mapped by Q^T, L2-normalised",
+                "map": "Q = argmin ||T Q - V||_F, Q Q^T = I, fit on the 900 classes \
+                        outside ImageNet-100",
+                "n_fit": s.n_fit,
+                "r1_t2i_imagenet100": s.r1_t2i,
+                "r5_t2i_imagenet100": s.r5_t2i,
+            });
+            write_exports(out, objective.label(), bundle, data, &map, &fit)?;
+        }
+        curve.push((snap.step, s));
+    }
+    let init_point = if init {
+        // The step-0 encoder is the random initialisation of this seed.
+        let first = tr
+            .snapshots
+            .first()
+            .context("no step-0 snapshot recorded")?;
+        Some(score(data, cfg, &first.embeddings, tr.d, seed, true)?.0)
+    } else {
+        None
+    };
+    let run = Run {
+        objective: objective.label().to_string(),
+        seed,
+        curve,
+        final_loss: tr.final_loss,
+        train_s: tr.train_s,
+    };
+    Ok((run, init_point))
+}
+
+/// Summaries: final step per objective, plus the random-init row.
+fn summary_rows(
+    cfg: &ExperimentConfig,
+    runs: &[Run],
+    init_points: &[VisionScores],
+) -> Result<Vec<(String, serde_json::Value)>> {
+    let mut rows: Vec<(String, serde_json::Value)> = Vec::new();
+    for &objective in &cfg.spec.objectives {
+        let name = objective.label();
+        let fin: Vec<VisionScores> = runs
+            .iter()
+            .filter(|r| r.objective == name)
+            .filter_map(|r| r.curve.last().map(|p| p.1))
+            .collect();
+        rows.push((name.to_string(), stats_of(&fin)?));
+    }
+    rows.push(("random init".to_string(), stats_of(init_points)?));
+    Ok(rows)
+}
+
+/// One SVG per score (seeds as min-max bands around the mean); their file names.
+fn write_plots(cfg: &ExperimentConfig, out: &Path, runs: &[Run]) -> Result<Vec<String>> {
+    let spec = &cfg.spec;
     type Get = fn(&VisionScores) -> f64;
     let plots: [(&str, &str, Get); 3] = [
         ("mutual_knn", "mutual 10-NN, 1,000 classes", |p| {
@@ -170,35 +222,16 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, device: B::Device) -> Result<
             })
             .collect();
         let name = format!("alignment_{key}.svg");
-        write(
-            &name,
-            svg_bands(
-                &format!("{}: text vs EfficientNet-Lite0 over training", spec.name),
-                label,
-                &series,
-            ),
-        )?;
+        let p = out.join(&name);
+        let svg = svg_bands(
+            &format!("{}: text vs EfficientNet-Lite0 over training", spec.name),
+            label,
+            &series,
+        );
+        write_file(&p, svg)?;
         plot_files.push(name);
     }
-    write(
-        "report.md",
-        report_md(
-            args,
-            &source,
-            &cfg,
-            &data,
-            &rows,
-            &plot_files,
-            wall_s,
-            base.run.steps,
-        ),
-    )?;
-    eprintln!(
-        "report folder {}: results.json report.md {} ({wall_s:.1} s)",
-        out.display(),
-        plot_files.join(" ")
-    );
-    Ok(())
+    Ok(plot_files)
 }
 
 fn cell(v: &serde_json::Value, key: &str) -> String {
@@ -208,6 +241,26 @@ fn cell(v: &serde_json::Value, key: &str) -> String {
     } else {
         format!("{:.3}", g("mean"))
     }
+}
+
+/// The summary table's rows in markdown, one per row of `rows`.
+fn table_rows(rows: &[(String, serde_json::Value)]) -> String {
+    let mut md = String::new();
+    for (label, v) in rows {
+        md.push_str(&format!(
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            cell(v, "mutual_knn"),
+            cell(v, "null_mean"),
+            cell(v, "cka"),
+            cell(v, "r1_t2i"),
+            cell(v, "r5_t2i"),
+            cell(v, "r1_i2t"),
+            cell(v, "r5_i2t"),
+            cell(v, "match_top1"),
+            cell(v, "match_top5"),
+        ));
+    }
+    md
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -256,20 +309,7 @@ fn report_md(
         data.tokens_per_text,
         data.tokens_per_group,
     );
-    for (label, v) in rows {
-        md.push_str(&format!(
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            cell(v, "mutual_knn"),
-            cell(v, "null_mean"),
-            cell(v, "cka"),
-            cell(v, "r1_t2i"),
-            cell(v, "r5_t2i"),
-            cell(v, "r1_i2t"),
-            cell(v, "r5_i2t"),
-            cell(v, "match_top1"),
-            cell(v, "match_top5"),
-        ));
-    }
+    md.push_str(&table_rows(rows));
     let mean = |label: &str, key: &str| {
         rows.iter()
             .find(|r| r.0 == label)

@@ -8,6 +8,7 @@
 //! - `scaling`: one run per objective and budget (its own warmup and cosine schedule),
 //!   measured at its end; the law `a - b n^-c` is fit to mutual k-NN vs samples.
 
+use crate::backend::Devices;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -26,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{Args, train_recording};
+use crate::output::write_file;
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
 pub(super) struct VisionData {
@@ -51,8 +53,35 @@ pub(super) fn load(
     source: &str,
     data_dir: &Path,
 ) -> Result<VisionData> {
-    let v = &cfg.spec.vision;
-    let inet = data_dir.join("imagenet");
+    let (classes, vision, d_v, is_test) = read_imagenet(&data_dir.join("imagenet"))?;
+    let (groups, counts) = training_groups(cfg, source, data_dir, &classes)?;
+    let base = cfg.train_config(source, ViewKind::Good, 0, "en")?;
+    let all_texts = groups
+        .iter()
+        .flat_map(|g| g.texts.iter().map(String::as_str));
+    let tokenizer = TextTokenizer::train(all_texts, &base.tokenizer)?;
+    let (tokens_per_text, tokens_per_group) = token_stats(&groups, &tokenizer, base.model.max_len)?;
+    let _ = args;
+    Ok(VisionData {
+        class_texts: classes.iter().map(ImagenetClass::text).collect(),
+        classes,
+        vision,
+        d_v,
+        is_test,
+        groups,
+        tokenizer,
+        counts,
+        tokens_per_text,
+        tokens_per_group,
+    })
+}
+
+/// The ImageNet-1k classes, the classifier rows, their width and ImageNet-100 membership.
+type Imagenet = (Vec<ImagenetClass>, Vec<f64>, usize, Vec<bool>);
+
+/// The ImageNet-1k classes, EfficientNet-Lite0's classifier rows (row-major `[1000, d_v]`,
+/// and `d_v`) and each class's ImageNet-100 membership, from the `imagenet` data folder.
+fn read_imagenet(inet: &Path) -> Result<Imagenet> {
     let tsv = inet.join("imagenet1k_classes.tsv");
     let f = std::fs::File::open(&tsv).with_context(|| format!("opening {}", tsv.display()))?;
     let classes = parse_classes(&tsv.display().to_string(), std::io::BufReader::new(f))?;
@@ -84,7 +113,18 @@ pub(super) fn load(
             wn100.len()
         );
     }
-    // Training corpus: WordNet synsets (minus the ImageNet classes if asked) + captions.
+    Ok((classes, vision, shape[1], is_test))
+}
+
+/// Training corpus: WordNet synsets (minus the ImageNet `classes` if asked) + captions;
+/// and (WordNet synsets kept, ImageNet synsets left out, Multi30k images).
+fn training_groups(
+    cfg: &ExperimentConfig,
+    source: &str,
+    data_dir: &Path,
+    classes: &[ImagenetClass],
+) -> Result<(Vec<Group>, (usize, usize, usize))> {
+    let v = &cfg.spec.vision;
     let wn_dir = PathBuf::from(&v.wordnet);
     let mut synsets = prh_core::text::wordnet::read_nouns(&wn_dir)
         .with_context(|| format!("experiment.vision.wordnet = {}", wn_dir.display()))?;
@@ -107,13 +147,12 @@ pub(super) fn load(
         n_cap = c.groups.len();
         groups.extend(c.groups);
     }
-    let base = cfg.train_config(source, ViewKind::Good, 0, "en")?;
-    let all_texts = groups
-        .iter()
-        .flat_map(|g| g.texts.iter().map(String::as_str));
-    let tokenizer = TextTokenizer::train(all_texts, &base.tokenizer)?;
-    // Token statistics on a fixed stride of groups (every group costs seconds on 2 cores).
-    let cap = base.model.max_len;
+    Ok((groups, (n_wn, excluded, n_cap)))
+}
+
+/// Mean tokens of one text, and of all texts of one group (each capped at `cap`), on a
+/// fixed stride of groups (every group costs seconds on 2 cores).
+fn token_stats(groups: &[Group], tokenizer: &TextTokenizer, cap: usize) -> Result<(f64, f64)> {
     let stride = (groups.len() / 2000).max(1);
     let (mut nt, mut tt, mut ng) = (0usize, 0usize, 0usize);
     for g in groups.iter().step_by(stride) {
@@ -123,19 +162,7 @@ pub(super) fn load(
             tt += tokenizer.encode(t)?.len().min(cap);
         }
     }
-    let _ = args;
-    Ok(VisionData {
-        class_texts: classes.iter().map(ImagenetClass::text).collect(),
-        classes,
-        vision,
-        d_v: shape[1],
-        is_test,
-        groups,
-        tokenizer,
-        counts: (n_wn, excluded, n_cap),
-        tokens_per_text: tt as f64 / nt.max(1) as f64,
-        tokens_per_group: tt as f64 / ng.max(1) as f64,
-    })
+    Ok((tt as f64 / nt.max(1) as f64, tt as f64 / ng.max(1) as f64))
 }
 
 /// One trained encoder: its class-text snapshots and (optionally) its bundle bytes.
@@ -159,7 +186,7 @@ pub(super) fn train_one<B: AutodiffBackend>(
     steps: Option<usize>,
     eval_every: usize,
     keep_bundle: bool,
-    device: &B::Device,
+    devices: Devices<B>,
 ) -> Result<Trained> {
     let mut tcfg = cfg.train_config(source, objective, seed, "en")?;
     if let Some(s) = steps {
@@ -177,7 +204,7 @@ pub(super) fn train_one<B: AutodiffBackend>(
         data.class_texts.clone(),
         &config_toml,
         &format!("{} s{seed}", objective.label()),
-        device,
+        devices,
     )
     .with_context(|| format!("training {} seed {seed}", objective.label()))?;
     let bundle = if keep_bundle {
@@ -254,7 +281,7 @@ pub(super) fn write_exports(
         (format!("{label}.imagenet.safetensors"), bytes.as_slice()),
     ] {
         let p = dir.join(&name);
-        std::fs::write(&p, b).with_context(|| format!("writing {}", p.display()))?;
+        write_file(&p, b)?;
     }
     Ok(())
 }
