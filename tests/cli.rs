@@ -1,11 +1,7 @@
 //! Integration tests of the CLI as a whole: every subcommand's `--help` is accurate and
 //! runs without error.
 
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
+use prh_tests::bin;
 
 #[test]
 fn top_level_help_lists_every_subcommand() {

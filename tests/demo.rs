@@ -5,13 +5,9 @@
 //! resumed logs exactly what an uninterrupted one logs; the shipped scene configs are the
 //! demo's settings.
 
+use prh_tests::{bin, configs};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
 
 /// Every number anywhere in `v` is finite (serde_json writes NaN/inf as null, so a null
 /// where a number belongs is reported too, with its path).
@@ -337,7 +333,7 @@ fn train_ok(args: &[&str], dir: &Path) {
 #[test]
 fn scene_runs_resume_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    let configs = configs();
     for name in ["image-good", "caption-bad"] {
         let cfg = configs.join(format!("{name}.toml"));
         let cfg = cfg.to_str().unwrap();
@@ -391,7 +387,7 @@ fn scene_configs_are_the_demo_settings() {
     use prh_core::theory::view_kind::ViewKind;
     use prh_core::train::config::LossKind;
     let demo = DemoConfig::full(0);
-    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    let configs = configs();
     for (file, m, kind) in [
         ("image-good", Modality::Image, ViewKind::Good),
         ("image-bad", Modality::Image, ViewKind::Bad),
@@ -417,7 +413,7 @@ fn scene_configs_are_the_demo_settings() {
 #[test]
 fn scene_config_errors_name_file_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/image-good.toml");
+    let cfg = configs().join("image-good.toml");
     for (set, needles) in [
         (
             "image.patchh=2",

@@ -2,15 +2,15 @@
 //! the real Multi30k / ImageNet / WordNet files: the report folder is complete and every number in it is finite and in range.
 //! The scientific outcome (which objective aligns more) is never asserted here.
 
+use prh_tests::bin;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// The data dir: $PRH_DATA, else ../shared/data beside the workspace root; None (and the
 /// skip reason printed) when it has no Multi30k.
 fn data_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("PRH_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"));
+        .unwrap_or_else(|| prh_tests::repo_root().join("../shared/data"));
     let found = dir.join("multi30k/task2/raw/test_2016.1.en.gz").exists();
     if !found {
         eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
@@ -76,7 +76,7 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
     for (r, obj) in runs.iter().zip(["good", "bad", "next-token"]) {
         assert_eq!(r["objective"], obj);
         let files = ["en", "de"].map(|l| export.join(format!("{obj}.{l}.test.npy")));
-        let m = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+        let m = bin()
             .arg("metrics")
             .args(&files)
             .args(["--json", "--null", "0"])
@@ -124,7 +124,7 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
 #[test]
 fn unknown_experiment_and_bad_override_are_named() {
     let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+    let o = bin()
         .args(["experiment", "nope", "--out"])
         .arg(out.path())
         .output()
@@ -137,7 +137,7 @@ fn unknown_experiment_and_bad_override_are_named() {
             && err.contains("scaling"),
         "{err}"
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+    let o = bin()
         .args([
             "experiment",
             "views-multilingual",
@@ -180,7 +180,7 @@ fn run_quick(
     out: &std::path::Path,
     sets: &[&str],
 ) -> (serde_json::Value, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+    let o = bin()
         .args(["experiment", name, "--quick", "--out"])
         .arg(out)
         .arg("--data")
@@ -360,7 +360,7 @@ fn quick_scaling_multilingual_trains_both_languages_per_budget() {
 
 #[test]
 fn unknown_scaling_measure_is_named() {
-    let o = Command::new(env!("CARGO_BIN_EXE_prh-native"))
+    let o = bin()
         .args([
             "experiment",
             "scaling",

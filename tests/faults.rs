@@ -9,15 +9,12 @@
 //! `(seed, stream, step)`.
 
 use prh_core::train::checkpoint::{Checkpoint, estimated_size, space_needed};
+use prh_tests::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const STEPS: usize = 24;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
 
 /// 40 groups of 3 paraphrases; the state is (colour, animal, action).
 fn write_corpus(dir: &Path) -> PathBuf {
@@ -46,7 +43,7 @@ fn train_cmd(corpus: &Path, out: &Path, extra: &[String]) -> Command {
     let mut cmd = bin();
     cmd.arg("train")
         .arg("--config")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/tiny.toml"))
+        .arg(prh_tests::configs().join("tiny.toml"))
         .arg("--out")
         .arg(out);
     let base = [

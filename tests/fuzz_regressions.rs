@@ -12,7 +12,7 @@ use prh_core::train::checkpoint::Checkpoint;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fuzz_regressions")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz_regressions")
 }
 
 /// What the fuzz target `target` does with `data`, as a list of outcomes (one per parser

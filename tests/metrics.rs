@@ -7,13 +7,9 @@ use prh_core::linalg::{Matrix, svd};
 use prh_core::measure::knn::{gram, knn_from_gram, mutual_knn};
 use prh_core::measure::metrics::{MetricOptions, measure};
 use prh_core::measure::preprocess::Preprocess;
+use prh_tests::bin;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
 
 /// Runs the binary; returns (success, stdout, stderr).
 fn run(args: &[&str]) -> (bool, String, String) {

@@ -3,13 +3,9 @@
 //! a message naming the file and what was wrong.
 
 use npyz::WriterBuilder;
+use prh_tests::bin;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
 
 /// Runs `spectral --json ARGS` and parses stdout; panics with stderr on failure.
 fn spectral_json(args: &[&str]) -> Value {

@@ -1,16 +1,9 @@
 //! Integration tests for `prh-native train`, `embed`, `export` and `sigreg`: they drive
 //! the real binary on a toy JSONL corpus written into a temporary folder (CPU, seconds).
 
+use prh_tests::{bin, configs};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prh-native"))
-}
-
-fn configs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs")
-}
 
 /// 40 groups of 3 paraphrases; the state is (colour, animal, action).
 fn write_toy_corpus(dir: &Path) -> PathBuf {

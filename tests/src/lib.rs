@@ -1,0 +1,133 @@
+//! What prh's workspace-level integration tests (the files beside this folder, one test
+//! target per entry point) share: the `prh-native` binary they drive and the paths of the
+//! repository's files.
+//!
+//! `env!("CARGO_BIN_EXE_prh-native")` exists only in the tests of the package that defines
+//! the binary, and this is another package, so [`bin_path`] asks cargo for it instead: the
+//! first call in a test process runs `cargo build --bin prh-native` at the workspace root
+//! (through `escargot`) with the profile, target triple, target folder and features these
+//! tests were built with, and returns the executable cargo reports. The build is cargo's own, so it is
+//! incremental (a no-op when nothing changed) and the binary is never stale: every test
+//! process runs the binary of the current sources.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The workspace root (this package is its `tests/` folder).
+pub fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent folder")
+}
+
+/// The shipped training configs (`configs/`).
+pub fn configs() -> PathBuf {
+    repo_root().join("configs")
+}
+
+/// A `Command` running the current `prh-native` binary.
+pub fn bin() -> Command {
+    Command::new(bin_path())
+}
+
+/// The current `prh-native` executable, built on the first call in this process.
+pub fn bin_path() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(build_prh_native)
+}
+
+/// prh-native's features (native/Cargo.toml) and whether this package was built with the
+/// feature of the same name, which asks for it.
+const FEATURES: [(&str, bool); 6] = [
+    ("cpu", cfg!(feature = "cpu")),
+    ("flex", cfg!(feature = "flex")),
+    ("wgpu", cfg!(feature = "wgpu")),
+    ("cuda", cfg!(feature = "cuda")),
+    ("cpu-fast", cfg!(feature = "cpu-fast")),
+    ("blas", cfg!(feature = "blas")),
+];
+
+/// prh-native's default features (native/Cargo.toml), in `FEATURES` order.
+const DEFAULT_FEATURES: [&str; 2] = ["cpu", "flex"];
+
+fn build_prh_native() -> PathBuf {
+    let features: Vec<&str> = FEATURES
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| *name)
+        .collect();
+    // `cargo build --bin prh-native` at the workspace root, without `-p`: the packages it
+    // selects are the default members, as `cargo test` at the root selects them, so
+    // features resolve as they did for these tests and the dependencies they built
+    // (prh-core, burn, ...) are reused rather than built a second time with another
+    // feature set. (`cargo test -p prh-tests` alone resolves some shared crates' features
+    // otherwise: its first run builds them once more for the binary.)
+    let mut build = escargot::CargoBuild::new()
+        .manifest_path(repo_root().join("Cargo.toml"))
+        .bin("prh-native")
+        // No status lines, and compiler errors rendered on stderr (which the error below
+        // shows) rather than only in the JSON messages escargot reads.
+        .arg("--quiet")
+        .arg("--message-format=json-render-diagnostics");
+    if features != DEFAULT_FEATURES {
+        let named: Vec<String> = features.iter().map(|f| format!("prh-native/{f}")).collect();
+        build = build.no_default_features();
+        if !named.is_empty() {
+            build = build.features(named.join(","));
+        }
+    }
+    let layout = Layout::of_this_test();
+    build = match &layout {
+        Some(l) => build.profile(&l.profile),
+        None if cfg!(debug_assertions) => build.profile("dev"),
+        None => build.profile("release"),
+    };
+    if let Some(l) = &layout {
+        build = build.target_dir(&l.target_dir);
+        if l.cross {
+            build = build.target(escargot::CURRENT_TARGET);
+        }
+    }
+    match build.run() {
+        Ok(run) => run.path().to_path_buf(),
+        Err(e) => panic!(
+            "could not build prh-native (features {features:?}, {layout:?}) for the tests: {e}"
+        ),
+    }
+}
+
+/// Where cargo put the running test executable, `TARGET_DIR[/TRIPLE]/PROFILE_DIR/deps/NAME`,
+/// read back as the build settings to reuse; `None` when the path is not cargo's layout
+/// (then cargo's defaults and the profile of `cfg!(debug_assertions)` are used).
+#[derive(Debug)]
+struct Layout {
+    /// `dev` for the `debug` folder, else the folder's own name (`release`, custom ones).
+    profile: String,
+    target_dir: PathBuf,
+    /// Built with `--target` (the profile folder sits in a folder named after the triple).
+    cross: bool,
+}
+
+impl Layout {
+    fn of_this_test() -> Option<Self> {
+        let exe = std::env::current_exe().ok()?;
+        let deps = exe.parent()?;
+        if deps.file_name()? != "deps" {
+            return None;
+        }
+        let profile_dir = deps.parent()?;
+        let profile = match profile_dir.file_name()?.to_str()? {
+            "debug" => "dev".to_string(),
+            other => other.to_string(),
+        };
+        let above = profile_dir.parent()?;
+        let cross = above.file_name()? == escargot::CURRENT_TARGET;
+        let target_dir = if cross { above.parent()? } else { above };
+        Some(Self {
+            profile,
+            target_dir: target_dir.to_path_buf(),
+            cross,
+        })
+    }
+}
