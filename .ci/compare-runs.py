@@ -7,6 +7,8 @@ Walks both folders; for every file present in either:
 - .json: parsed and compared field by field (numbers exactly: the runs are seeded and
   bit-repeatable); fields that measure wall time are listed and skipped;
 - .jsonl: the same, line by line;
+- .safetensors: metadata field by field and every tensor's dtype, shape and bytes (the
+  header's key order is a hash map's);
 - anything else (.md, .svg, .npy, .toml, checkpoints): compared byte for byte, except
   lines of text files that state a wall time.
 Prints one line per difference and a summary; exits 1 on any difference.
@@ -16,10 +18,11 @@ import os
 import re
 import sys
 
-# Keys whose values are wall-clock measurements (differ run to run by design).
-TIME_KEY = re.compile(r"(^|_)(secs?|seconds|elapsed|wall|time_s|per_sec|rate|throughput|now|t)$|samples_per_s|items_per_s|_ms$|^duration")
+# Keys whose values are wall-clock measurements (differ run to run by design), and the
+# command line (it names the two folders compared).
+TIME_KEY = re.compile(r"(^|_)(s|secs?|seconds|elapsed|wall|per_sec|rate|throughput|now|t)$|samples_per_s|items_per_s|_ms$|^duration|^command$")
 # Text lines that state a wall time ("(4.3 s)", "in 12.1 s", "123 ms").
-TIME_TEXT = re.compile(r"\d+(\.\d+)?\s*(s|ms|min)\b")
+TIME_TEXT = re.compile(r"\d+(\.\d+)?\s*(s|ms|min)\b|Command: .*")
 
 
 def walk(root):
@@ -50,6 +53,17 @@ def cmp_json(a, b, path, diffs, skipped):
         diffs.append(f"{path}: {a!r} vs {b!r}")
 
 
+def safetensors_parts(raw):
+    """(metadata, {name: (dtype, shape, bytes)}) of a safetensors file: its header's JSON
+    object order (and so the bytes) may differ run to run (a hash map), its content not."""
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    body = raw[8 + n:]
+    return meta, {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+                  for k, v in header.items()}
+
+
 def main():
     before, after = sys.argv[1], sys.argv[2]
     files = sorted(walk(before) | walk(after))
@@ -64,7 +78,13 @@ def main():
             same += 1
             continue
         n0 = len(diffs)
-        if rel.endswith(".json"):
+        if rel.endswith(".safetensors"):
+            (ma, ta), (mb, tb) = safetensors_parts(ra), safetensors_parts(rb)
+            cmp_json(ma, mb, f"{rel}:metadata", diffs, skipped)
+            for k in sorted(set(ta) | set(tb)):
+                if ta.get(k) != tb.get(k):
+                    diffs.append(f"{rel}: tensor {k} differs")
+        elif rel.endswith(".json"):
             cmp_json(json.loads(ra), json.loads(rb), rel, diffs, skipped)
         elif rel.endswith(".jsonl"):
             la, lb = ra.decode().splitlines(), rb.decode().splitlines()

@@ -215,6 +215,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
     )?;
     let out = out_dir(args)?;
     let bi = Bilingual::load(&cfg, &source, &dir)?;
+    bi.save_tokenizers(&spec.langs, &out)?;
     let (n_fit, n_test) = (bi.n_fit, bi.n_test);
     let base = cfg.train_config(&source, ViewKind::Good, 0, &spec.langs[0])?;
     eprintln!(

@@ -27,7 +27,7 @@ use prh_core::formats::features::{self, Features};
 use prh_core::tasks::TaskKind;
 use prh_core::tasks::text::TrainConfig;
 use prh_core::tasks::text::{EvalSet, TextTask, embed_texts};
-use prh_core::text::corpus::{self, Corpus};
+use prh_core::text::corpus::{self, Corpus, DataSource};
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::{TrainSummary, train_on_devices};
@@ -70,8 +70,8 @@ impl Args {
 
 /// Loads corpus `split` as the config says (Multi30k split, or a JSONL file).
 fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Option<Corpus>> {
-    match cfg.data.source.as_str() {
-        "multi30k" => {
+    match cfg.data.source {
+        DataSource::Multi30k => {
             let dir = corpus::data_dir(data)
                 .context("no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)")?;
             let split = if eval {
@@ -84,7 +84,7 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
             }
             Ok(Some(corpus::read_multi30k(&dir, split, &cfg.data.lang)?))
         }
-        "jsonl" => {
+        DataSource::Jsonl => {
             let p = if eval {
                 &cfg.data.eval_path
             } else {
@@ -98,7 +98,7 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
             }
             Ok(Some(corpus::read_jsonl(Path::new(p))?))
         }
-        "shards" => {
+        DataSource::Shards => {
             if eval {
                 return Ok(None);
             }
@@ -120,7 +120,6 @@ fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Opt
             }
             Ok(Some(Corpus { groups }))
         }
-        other => bail!("data.source: expected `multi30k`, `jsonl` or `shards`, got `{other}`"),
     }
 }
 
@@ -157,9 +156,9 @@ fn training_corpus(cfg: &TrainConfig, data: Option<&Path>) -> Result<Corpus> {
     if cfg.run.objective == ViewKind::Good {
         // Good views pair two different texts of a group; a one-text group would silently
         // give bad views, so skip it (counted) and fail when none remain.
-        let source = match cfg.data.source.as_str() {
-            "jsonl" | "shards" => cfg.data.path.clone(),
-            _ => format!("multi30k {}", cfg.data.train_split),
+        let source = match cfg.data.source {
+            DataSource::Jsonl | DataSource::Shards => cfg.data.path.clone(),
+            DataSource::Multi30k => format!("multi30k {}", cfg.data.train_split),
         };
         let before = train_corpus.groups.len();
         train_corpus.groups.retain(|g| g.texts.len() >= 2);
@@ -205,7 +204,7 @@ fn prepare_task<B: AutodiffBackend>(
 ) -> Result<(TextTask, usize)> {
     let cfg = &folder.cfg;
     let tok = tokenizer(folder, train_corpus)?;
-    let task = if cfg.data.source == "shards" {
+    let task = if cfg.data.source == DataSource::Shards {
         TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
     } else {
         TextTask::new(cfg.clone(), tok, &train_corpus.groups)?

@@ -666,6 +666,7 @@ mod tests {
             ("model.size=\"bert-x\"", "size", "bert-s"),
             ("model.pooling=\"max\"", "pooling", "cls"),
             ("run.objective=\"great\"", "objective", "next-token"),
+            ("data.source=\"csv\"", "source", "shards"),
         ] {
             let e = TrainConfig::from_toml("cfg.toml", "", &[set.into()])
                 .unwrap_err()

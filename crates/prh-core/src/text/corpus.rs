@@ -16,13 +16,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
+/// Where a text run's corpus comes from (`data.source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataSource {
+    /// Multi30k task 2 under the data directory (`data.lang`, `data.train_split`).
+    #[serde(rename = "multi30k")]
+    Multi30k,
+    /// One JSONL file of `{"id", "texts"}` groups (`data.path`), read into memory.
+    Jsonl,
+    /// JSONL shards, plain or gzip, streamed (`data.path`: files or glob patterns).
+    Shards,
+}
+
 /// Corpus selection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DataConfig {
     /// `multi30k` (task-2 layout under the data dir), `jsonl` (`{"id", "texts"}` lines) or
     /// `shards` (JSONL shards, plain or gzip, streamed: `crate::text::shards`).
-    pub source: String,
+    pub source: DataSource,
     /// JSONL: the training file. Shards: comma-separated files or glob patterns.
     /// Multi30k: ignored (read from the data dir).
     pub path: String,
@@ -43,7 +56,7 @@ pub struct DataConfig {
 impl Default for DataConfig {
     fn default() -> Self {
         Self {
-            source: "multi30k".into(),
+            source: DataSource::Multi30k,
             path: String::new(),
             eval_path: String::new(),
             lang: "en".into(),

@@ -39,6 +39,26 @@ pub(super) struct Bilingual {
     pub tokens_per_group: f64,
 }
 
+/// Language `lang`'s tokenizer: read from `cfg.path` when set (`{lang}` in it becomes the
+/// language, e.g. `--set train.tokenizer.path=runs/x/tokenizer.{lang}.json`), else trained
+/// on its corpus. Why a path: HF's WordPiece trainer breaks tied merge counts in a
+/// process-dependent order (measured: 26 of 16,000 Multi30k-en tokens differ between two
+/// runs), so only a saved tokenizer makes a rerun bit-exact; [`Bilingual::save_tokenizers`]
+/// writes the ones a run trained.
+fn tokenizer_for(
+    cfg: &prh_core::text::tokenizer::TokenizerConfig,
+    lang: &str,
+    corpus: &corpus::Corpus,
+) -> Result<TextTokenizer> {
+    if cfg.path.is_empty() {
+        return Ok(TextTokenizer::train(corpus.texts(), cfg)?);
+    }
+    let path = cfg.path.replace("{lang}", lang);
+    let bytes = std::fs::read(&path)
+        .with_context(|| format!("train.tokenizer.path: reading {path} (the {lang} tokenizer)"))?;
+    Ok(TextTokenizer::from_bytes(&path, &bytes)?)
+}
+
 /// The two entries of a per-language list.
 fn two<T>(v: Vec<T>) -> Result<[T; 2]> {
     v.try_into()
@@ -56,6 +76,16 @@ fn probe(dir: &Path, split: &str, lang: &str, max: usize) -> Result<(Vec<String>
 }
 
 impl Bilingual {
+    /// Writes each language's tokenizer as `dir/tokenizer.<lang>.json`, which
+    /// `--set train.tokenizer.path=dir/tokenizer.{lang}.json` reads back.
+    pub fn save_tokenizers(&self, langs: &[String], dir: &Path) -> Result<()> {
+        for (tok, lang) in self.toks.iter().zip(langs) {
+            let path = dir.join(format!("tokenizer.{lang}.json"));
+            crate::output::write_file(&path, tok.to_json()?.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// Reads the probes and training corpora of `spec.langs` from `dir` (Multi30k).
     pub fn load(cfg: &ExperimentConfig, source: &str, dir: &Path) -> Result<Self> {
         let spec = &cfg.spec;
@@ -85,7 +115,7 @@ impl Bilingual {
         for lang in &spec.langs {
             let mut c = corpus::read_multi30k(dir, &base.data.train_split, lang)?;
             c.truncate(base.data.max_groups);
-            toks.push(TextTokenizer::train(c.texts(), &base.tokenizer)?);
+            toks.push(tokenizer_for(&base.tokenizer, lang, &c)?);
             corpora.push(c);
         }
         // Token statistics on a fixed stride of groups (all of them cost seconds).
