@@ -97,10 +97,10 @@ fn quick_demo_writes_a_well_formed_report() {
         .into_iter()
         .flat_map(|o| {
             [
-                ("spectral", "Good"),
-                ("spectral", "Bad"),
-                ("sigreg", "Good"),
-                ("sigreg", "Bad"),
+                ("spectral", "good"),
+                ("spectral", "bad"),
+                ("sigreg", "good"),
+                ("sigreg", "bad"),
             ]
             .map(|(l, k)| (o, l, k))
         })
@@ -140,7 +140,7 @@ fn quick_demo_writes_a_well_formed_report() {
         let final_cka = r["image_vs_theory"]["cka"].as_f64().unwrap();
         assert!((last["cka_to_theory"].as_f64().unwrap() - final_cka).abs() < 1e-9);
     }
-    for (t, kind) in theory.iter().zip(["Good", "Bad"]) {
+    for (t, kind) in theory.iter().zip(["good", "bad"]) {
         assert_eq!(t["kind"], kind);
         for m in ["image", "text"] {
             let ev = t[m]["eigenvalues"].as_array().unwrap();
