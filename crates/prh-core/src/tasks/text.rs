@@ -178,6 +178,40 @@ pub fn uses_cls(spec: &EncoderSpec) -> bool {
     spec.cls_pooling || spec.causal
 }
 
+/// Tokens of a text the encoder reads: its context `max_len`, less one when it prepends
+/// [CLS] ([`uses_cls`]); longer texts are cut to this many before embedding.
+pub fn context_tokens(spec: &EncoderSpec) -> usize {
+    spec.max_len - usize::from(uses_cls(spec))
+}
+
+/// The encoder's input for a batch of texts, as every embedding path builds it (the CLI's
+/// [`embed_texts`] and the browser's checkpoint lab): each text tokenised, cut to
+/// [`context_tokens`], [CLS] prepended when the model uses it, padded to the batch's
+/// longest ([`pad_rows`]); and each text's token count before the cut.
+///
+/// # Shapes
+/// `texts` n strings -> ids and pad `[n, L]` (L = longest kept text + [CLS]), `[n]` counts
+pub fn tokenize_batch(
+    tok: &TextTokenizer,
+    spec: &EncoderSpec,
+    texts: &[String],
+) -> Result<(Padded, Vec<usize>)> {
+    let cls = uses_cls(spec).then_some(tok.cls);
+    let cap = context_tokens(spec);
+    let mut counts = Vec::with_capacity(texts.len());
+    let ids: Vec<Vec<u32>> = texts
+        .iter()
+        .map(|t| {
+            let mut v = tok.encode(t)?;
+            counts.push(v.len());
+            v.truncate(cap);
+            Ok(v)
+        })
+        .collect::<Result<_>>()?;
+    let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+    Ok((pad_rows(&rows, cls, tok.pad), counts))
+}
+
 /// Embeds `texts` with a trained encoder: the pooled last hidden state before any
 /// projector ([`TextEncoder::represent`]), in batches of `batch`.
 ///
@@ -191,20 +225,10 @@ pub fn embed_texts<B: Backend>(
     batch: usize,
     device: &B::Device,
 ) -> Result<Vec<f32>> {
-    let cls = uses_cls(spec).then_some(tok.cls);
-    let cap = spec.max_len - usize::from(cls.is_some());
     let mut out = Vec::with_capacity(texts.len() * spec.d_model);
     for chunk in texts.chunks(batch.max(1)) {
-        let ids: Vec<Vec<u32>> = chunk
-            .iter()
-            .map(|t| {
-                let mut v = tok.encode(t)?;
-                v.truncate(cap);
-                Ok(v)
-            })
-            .collect::<Result<_>>()?;
-        let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
-        let (i, p) = padded_tensors::<B>(&pad_rows(&rows, cls, tok.pad), device);
+        let (padded, _) = tokenize_batch(tok, spec, chunk)?;
+        let (i, p) = padded_tensors::<B>(&padded, device);
         let z = model.represent(i, p).into_data();
         out.extend(z.iter::<f32>());
     }
@@ -753,6 +777,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::models::text_encoder::Pooling;
     use crate::text::corpus::Group;
     use crate::text::tokenizer::TokenizerConfig;
     use crate::train::{MemorySink, train};
@@ -810,6 +835,39 @@ mod tests {
             .map(|r| r["loss"].as_f64().unwrap())
             .collect();
         v.iter().sum::<f64>() / v.len() as f64
+    }
+
+    /// The batch input every embedding path uses: texts cut to the context (one less with
+    /// [CLS], which then comes first), padded to the longest, counts before the cut.
+    #[test]
+    fn tokenize_batch_cuts_to_the_context_and_counts_before_the_cut() {
+        let tok = TextTokenizer::train(
+            ["a b c d e f g h", "a b"].into_iter(),
+            &TokenizerConfig {
+                vocab_size: 60,
+                min_frequency: 1,
+                ..TokenizerConfig::default()
+            },
+        )
+        .unwrap();
+        let texts = ["a b c d e f g h".to_string(), "a b".to_string()];
+        for (cls, max_len) in [(false, 5), (true, 5)] {
+            let model = ModelConfig {
+                max_len,
+                pooling: if cls { Pooling::Cls } else { Pooling::Mean },
+                ..ModelConfig::default()
+            };
+            let spec = EncoderSpec::from_config(&model, tok.vocab_size(), false).unwrap();
+            let (p, counts) = tokenize_batch(&tok, &spec, &texts).unwrap();
+            assert_eq!(counts, [8, 2]);
+            assert_eq!(context_tokens(&spec), max_len - usize::from(cls));
+            assert_eq!((p.n, p.len), (2, max_len), "cls {cls}");
+            assert_eq!(p.ids[0] == i64::from(tok.cls), cls);
+            // The short text is padded after its own tokens.
+            let kept = 2 + usize::from(cls);
+            assert!(p.pad[p.len + kept..2 * p.len].iter().all(|&x| x));
+            assert!(p.pad[p.len..p.len + kept].iter().all(|&x| !x));
+        }
     }
 
     #[test]

@@ -10,9 +10,9 @@
 use burn::tensor::backend::Backend;
 use prh_core::backend::burn;
 use prh_core::models::text_encoder::{EncoderSpec, TextEncoder};
-use prh_core::tasks::text::{padded_tensors, uses_cls};
+use prh_core::tasks::text::{padded_tensors, tokenize_batch};
 use prh_core::text::tokenizer::TextTokenizer;
-use prh_core::text::views::{Padded, pad_rows};
+use prh_core::text::views::Padded;
 use std::cell::RefCell;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -160,14 +160,8 @@ fn fixed_shape(p: &Padded, rows: usize, len: usize, pad_id: u32) -> Padded {
     }
 }
 
-/// Tokens of a text the encoder reads: its context max_len, less one when it prepends
-/// [CLS]; longer texts are cut to this many before embedding.
-pub fn context_tokens(spec: &EncoderSpec) -> usize {
-    spec.max_len - usize::from(uses_cls(spec))
-}
-
 /// Embeds `texts` on backend `B`: tokenise, truncate to the context (leaving room for
-/// [CLS] when the model uses it, [`context_tokens`]), pad, take
+/// [CLS] when the model uses it, `prh_core::tasks::text::tokenize_batch`), pad, take
 /// [`TextEncoder::represent`] (the pooled last hidden state), and read each batch back
 /// asynchronously. `fixed`: pad every batch to `[batch, max_len]` ([`fixed_shape`], for
 /// WebGPU); otherwise to the batch's longest text as `prh_core::tasks::text::embed_texts`
@@ -184,22 +178,11 @@ pub async fn embed<B: Backend>(
     (batch, fixed): (usize, bool),
     device: &burn::tensor::Device<B>,
 ) -> Result<(Vec<f32>, Vec<usize>), String> {
-    let cls = uses_cls(spec).then_some(tok.cls);
-    let cap = context_tokens(spec);
     let mut out = Vec::with_capacity(texts.len() * spec.d_model);
     let mut tokens = Vec::with_capacity(texts.len());
     for chunk in texts.chunks(batch.max(1)) {
-        let ids: Vec<Vec<u32>> = chunk
-            .iter()
-            .map(|t| {
-                let mut v = tok.encode(t).map_err(|e| e.to_string())?;
-                tokens.push(v.len());
-                v.truncate(cap);
-                Ok(v)
-            })
-            .collect::<Result<_, String>>()?;
-        let rows: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
-        let mut padded = pad_rows(&rows, cls, tok.pad);
+        let (mut padded, counts) = tokenize_batch(tok, spec, chunk).map_err(|e| e.to_string())?;
+        tokens.extend(counts);
         if fixed {
             padded = fixed_shape(&padded, batch.max(1), spec.max_len, tok.pad);
         }

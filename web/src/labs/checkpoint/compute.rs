@@ -262,7 +262,7 @@ pub async fn embed(loaded: Arc<Loaded>, text: String, want: String) -> Result<Em
     let b = &loaded.cpu;
     let ((rows, tokens), ms, which, note) = run_backend(&loaded, &texts, &want).await?;
     let d = rows.len() / texts.len();
-    let cap = backends::context_tokens(&b.spec);
+    let cap = prh_core::tasks::text::context_tokens(&b.spec);
     let cut = tokens
         .iter()
         .enumerate()
