@@ -9,33 +9,12 @@
 //! `(seed, stream, step)`.
 
 use prh_core::train::checkpoint::{Checkpoint, estimated_size, space_needed};
-use prh_tests::bin;
+use prh_tests::{bin, write_toy_corpus};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const STEPS: usize = 24;
-
-/// 40 groups of 3 paraphrases; the state is (colour, animal, action).
-fn write_corpus(dir: &Path) -> PathBuf {
-    let mut out = String::new();
-    for c in ["red", "blue", "green", "black", "white"] {
-        for a in ["dog", "cat", "horse", "bird"] {
-            for v in ["runs", "sleeps"] {
-                let texts = [
-                    format!("a {c} {a} {v} in the park"),
-                    format!("the {a} that is {c} {v} today"),
-                    format!("look , one {c} {a} {v} there"),
-                ];
-                let line = serde_json::json!({ "id": format!("{c}-{a}-{v}"), "texts": texts });
-                out.push_str(&format!("{line}\n"));
-            }
-        }
-    }
-    let p = dir.join("toy.jsonl");
-    std::fs::write(&p, out).unwrap();
-    p
-}
 
 /// `train --config configs/tiny.toml --out OUT` on the toy corpus: a 2-layer, 64-wide
 /// encoder, `STEPS` steps, a checkpoint every 3 steps; `extra` `--set`s appended.
@@ -195,7 +174,7 @@ fn run_and_kill(mut cmd: Command, run: &Path, kill: &Kill) -> Killed {
 #[test]
 fn kill_9_at_random_moments_then_resume_matches_an_uninterrupted_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = write_corpus(tmp.path());
+    let corpus = write_toy_corpus(tmp.path());
     let full = tmp.path().join("full");
     check(&train_cmd(&corpus, &full, &[]).output().unwrap());
     let reference = metrics(&full);
@@ -309,7 +288,7 @@ fn reported_params(err: &str) -> usize {
 /// A short finished run (6 steps, checkpoints at 3 and 6) for the corruption tests, and
 /// its model's parameter count.
 fn short_run(tmp: &Path, name: &str) -> (PathBuf, usize) {
-    let corpus = write_corpus(tmp);
+    let corpus = write_toy_corpus(tmp);
     let run = tmp.join(name);
     let out = train_cmd(&corpus, &run, &["run.steps=6".into()])
         .output()
@@ -400,7 +379,7 @@ fn corrupted_or_torn_checkpoints_are_refused_by_name_and_a_stale_temp_file_is_ig
 #[test]
 fn nan_loss_and_collapse_stop_the_run_and_keep_the_last_good_checkpoint() {
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = write_corpus(tmp.path());
+    let corpus = write_toy_corpus(tmp.path());
     // A learning rate of 1e3 blows the weights up: on CPU the gradient norm turns NaN a
     // few steps in (0-based step 5 with burn-flex and prh's GELU), after the step-3
     // checkpoint.
@@ -502,7 +481,7 @@ fn empty_config_file_is_an_error_naming_it() {
 #[test]
 fn run_folder_under_a_regular_file_fails_before_training() {
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = write_corpus(tmp.path());
+    let corpus = write_toy_corpus(tmp.path());
     let file = tmp.path().join("plain.txt");
     std::fs::write(&file, "not a folder").unwrap();
     let out = train_cmd(&corpus, &file.join("run"), &[]).output().unwrap();
@@ -545,7 +524,7 @@ impl Drop for Unmount {
 #[test]
 fn full_or_read_only_file_system_fails_before_training_with_the_numbers() {
     let tmp = tempfile::tempdir().unwrap();
-    let corpus = write_corpus(tmp.path());
+    let corpus = write_toy_corpus(tmp.path());
 
     // A 64 KiB file system: room for the folder and the probe file, not for checkpoints.
     let small = tmp.path().join("small");

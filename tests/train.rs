@@ -1,33 +1,9 @@
 //! Integration tests for `prh-native train`, `embed`, `export` and `sigreg`: they drive
 //! the real binary on a toy JSONL corpus written into a temporary folder (CPU, seconds).
 
-use prh_tests::{bin, configs};
-use std::path::{Path, PathBuf};
+use prh_tests::{bin, configs, write_toy_corpus};
+use std::path::Path;
 use std::process::Command;
-
-/// 40 groups of 3 paraphrases; the state is (colour, animal, action).
-fn write_toy_corpus(dir: &Path) -> PathBuf {
-    let mut out = String::new();
-    for c in ["red", "blue", "green", "black", "white"] {
-        for a in ["dog", "cat", "horse", "bird"] {
-            for v in ["runs", "sleeps"] {
-                let texts = [
-                    format!("a {c} {a} {v} in the park"),
-                    format!("the {a} that is {c} {v} today"),
-                    format!("look , one {c} {a} {v} there"),
-                ];
-                out.push_str(
-                    &serde_json::json!({ "id": format!("{c}-{a}-{v}"), "texts": texts })
-                        .to_string(),
-                );
-                out.push('\n');
-            }
-        }
-    }
-    let p = dir.join("toy.jsonl");
-    std::fs::write(&p, out).unwrap();
-    p
-}
 
 /// `train` on the toy corpus with the tiny config; extra `--set`s appended.
 fn train(corpus: &Path, out: &Path, sets: &[&str]) -> std::process::Output {

@@ -131,3 +131,28 @@ impl Layout {
         })
     }
 }
+
+/// Writes `dir/toy.jsonl`, the toy corpus of the train and fault tests: 40 groups of 3
+/// paraphrases; the state is (colour, animal, action).
+pub fn write_toy_corpus(dir: &Path) -> PathBuf {
+    let mut out = String::new();
+    for c in ["red", "blue", "green", "black", "white"] {
+        for a in ["dog", "cat", "horse", "bird"] {
+            for v in ["runs", "sleeps"] {
+                let texts = [
+                    format!("a {c} {a} {v} in the park"),
+                    format!("the {a} that is {c} {v} today"),
+                    format!("look , one {c} {a} {v} there"),
+                ];
+                out.push_str(
+                    &serde_json::json!({ "id": format!("{c}-{a}-{v}"), "texts": texts })
+                        .to_string(),
+                );
+                out.push('\n');
+            }
+        }
+    }
+    let p = dir.join("toy.jsonl");
+    std::fs::write(&p, out).unwrap();
+    p
+}
