@@ -136,12 +136,10 @@ pub fn embed_views<B: Backend>(
     views: &[SceneView],
     device: &B::Device,
 ) -> Result<Vec<Vec<f64>>> {
-    let mut out = Vec::with_capacity(views.len());
-    for chunk in views.chunks(256) {
+    embed_in_chunks(views, |chunk| {
         let imgs: Vec<Vec<f32>> = chunk.iter().map(|v| render(v, true)).collect();
-        out.extend(rows_f64(model.forward(images_tensor::<B>(&imgs, device)))?);
-    }
-    Ok(out)
+        Ok(model.forward(images_tensor::<B>(&imgs, device)))
+    })
 }
 
 /// Token ids and padding of a batch of captions, ready for the text encoder.
@@ -174,10 +172,26 @@ pub fn embed_captions<B: Backend>(
     views: &[SceneView],
     device: &B::Device,
 ) -> Result<Vec<Vec<f64>>> {
+    embed_in_chunks(views, |chunk| {
+        let (ids, pad) = caption_tensors::<B>(tokenizer, chunk, device)?;
+        Ok(model.embed(ids, pad))
+    })
+}
+
+/// Embeds scene views for inference in chunks of 256 (bounding the batch's memory):
+/// `forward` embeds one chunk, and its rows are read back as f64. Every scene encoder's
+/// inference (pictures, captions, symbols, and the training tasks' evaluations) goes
+/// through here.
+///
+/// # Shapes
+/// `views [n]`, `forward: [c] -> [c, d]` -> `n` rows of `d`
+pub fn embed_in_chunks<B: Backend>(
+    views: &[SceneView],
+    mut forward: impl FnMut(&[SceneView]) -> Result<Tensor<B, 2>>,
+) -> Result<Vec<Vec<f64>>> {
     let mut out = Vec::with_capacity(views.len());
     for chunk in views.chunks(256) {
-        let (ids, pad) = caption_tensors::<B>(tokenizer, chunk, device)?;
-        out.extend(rows_f64(model.embed(ids, pad))?);
+        out.extend(rows_f64(forward(chunk)?)?);
     }
     Ok(out)
 }

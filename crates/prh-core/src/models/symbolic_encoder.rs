@@ -15,7 +15,7 @@ use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::gelu::gelu;
-use crate::models::image_encoder::rows_f64;
+use crate::models::image_encoder::embed_in_chunks;
 use crate::scene::{Modality, SceneView, SceneWorld};
 use crate::{Error, Result};
 
@@ -133,13 +133,9 @@ pub fn embed_symbols<B: Backend>(
     views: &[SceneView],
     device: &B::Device,
 ) -> Result<Vec<Vec<f64>>> {
-    let mut out = Vec::with_capacity(views.len());
-    for chunk in views.chunks(256) {
-        out.extend(rows_f64(
-            model.forward(codes_tensor::<B>(world, m, chunk, device)),
-        )?);
-    }
-    Ok(out)
+    embed_in_chunks(views, |chunk| {
+        Ok(model.forward(codes_tensor::<B>(world, m, chunk, device)))
+    })
 }
 
 #[cfg(test)]

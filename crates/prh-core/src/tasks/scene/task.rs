@@ -14,10 +14,11 @@ use burn::prelude::*;
 use burn::tensor::backend::AutodiffBackend;
 
 use crate::Result;
-use crate::models::image_encoder::{ImageEncoder, ImageEncoderConfig, embed_views, images_tensor};
-use crate::models::image_encoder::{caption_tensors, embed_captions};
+use crate::models::image_encoder::{
+    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, images_tensor,
+};
 use crate::models::symbolic_encoder::{
-    SymbolicEncoder, SymbolicEncoderConfig, code_len, codes_tensor, embed_symbols,
+    SymbolicEncoder, SymbolicEncoderConfig, code_len, codes_tensor,
 };
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::rng::{Stream, generator};
@@ -85,17 +86,6 @@ pub trait SceneObserver {
         views: &[SceneView],
         device: &B::Device,
     ) -> Result<(Tensor<B, 2>, usize)>;
-
-    /// Embeds `views` for evaluation (inference, in chunks), as rows of f64.
-    ///
-    /// # Shapes
-    /// `views [n]` -> `n` rows of `d`
-    fn embed<B: Backend>(
-        &self,
-        model: &Self::Model<B>,
-        views: &[SceneView],
-        device: &B::Device,
-    ) -> Result<Vec<Vec<f64>>>;
 }
 
 /// Pictures: the patch encoder on rendered 32x32 images (one item per picture).
@@ -119,15 +109,6 @@ impl SceneObserver for Pixels {
     ) -> Result<(Tensor<B, 2>, usize)> {
         let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
         Ok((model.forward(images_tensor::<B>(&imgs, device)), imgs.len()))
-    }
-
-    fn embed<B: Backend>(
-        &self,
-        model: &ImageEncoder<B>,
-        views: &[SceneView],
-        device: &B::Device,
-    ) -> Result<Vec<Vec<f64>>> {
-        embed_views(model, views, device)
     }
 }
 
@@ -157,15 +138,6 @@ impl SceneObserver for Captions {
         let items = ids.dims()[0] * ids.dims()[1];
         Ok((model.embed(ids, pad), items))
     }
-
-    fn embed<B: Backend>(
-        &self,
-        model: &TextEncoder<B>,
-        views: &[SceneView],
-        device: &B::Device,
-    ) -> Result<Vec<Vec<f64>>> {
-        embed_captions(model, &self.tokenizer, views, device)
-    }
 }
 
 /// Symbols: the MLP head on one-hot codes of what each view shows (one item per view).
@@ -194,15 +166,6 @@ impl SceneObserver for Symbols {
     ) -> Result<(Tensor<B, 2>, usize)> {
         let x = codes_tensor::<B>(&self.world, self.modality, views, device);
         Ok((model.forward(x), views.len()))
-    }
-
-    fn embed<B: Backend>(
-        &self,
-        model: &SymbolicEncoder<B>,
-        views: &[SceneView],
-        device: &B::Device,
-    ) -> Result<Vec<Vec<f64>>> {
-        embed_symbols(model, &self.world, self.modality, views, device)
     }
 }
 
@@ -295,7 +258,10 @@ where
             return Ok(Vec::new());
         };
         let device = model.devices().into_iter().next().unwrap_or_default();
-        probe.score(&self.observer.embed(model, &probe.views, &device)?)
+        let rows = embed_in_chunks(&probe.views, |chunk| {
+            Ok(self.observer.forward(model, chunk, &device)?.0)
+        })?;
+        probe.score(&rows)
     }
 }
 
