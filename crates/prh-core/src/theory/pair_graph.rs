@@ -18,15 +18,15 @@
 //! the state); the mixture has eig(K_W) ∪ alpha eig(K_W), so alpha interpolates linearly.
 
 use crate::linalg::Matrix;
-use crate::theory::view_kind::ViewKind;
 use crate::theory::world::World;
 use crate::{Error, Result};
 use faer::MatRef;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// How the two views of a positive pair are produced: a [`ViewKind`] with the theory's
-/// parameters (next-token drift, a good/bad mixture), from which [`pair_matrix`] builds Pi.
+/// How the two views of a positive pair are produced: a [`crate::theory::view_kind::ViewKind`]'s pairs with the
+/// theory's parameters (next-token drift, a good/bad mixture), from which [`pair_matrix`]
+/// builds Pi.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pairing {
     /// Two independent renderings of (related) states.
@@ -44,18 +44,6 @@ pub enum Pairing {
         /// alpha in [0, 1].
         alpha: f64,
     },
-}
-
-impl From<ViewKind> for Pairing {
-    /// The pair graph of a view kind (next-token without drift: the continuation is about
-    /// the prefix's state).
-    fn from(kind: ViewKind) -> Self {
-        match kind {
-            ViewKind::Good => Pairing::Good,
-            ViewKind::Bad => Pairing::Bad,
-            ViewKind::NextToken => Pairing::NextToken { drift: 0.0 },
-        }
-    }
 }
 
 impl Pairing {

@@ -19,6 +19,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::train_recording;
+use crate::run_folder::read_tokenizer;
 
 /// Both languages' corpora, tokenizers and probe texts.
 pub(super) struct Bilingual {
@@ -54,9 +55,8 @@ fn tokenizer_for(
         return Ok(TextTokenizer::train(corpus.texts(), cfg)?);
     }
     let path = cfg.path.replace("{lang}", lang);
-    let bytes = std::fs::read(&path)
-        .with_context(|| format!("train.tokenizer.path: reading {path} (the {lang} tokenizer)"))?;
-    Ok(TextTokenizer::from_bytes(&path, &bytes)?)
+    read_tokenizer(Path::new(&path))
+        .with_context(|| format!("train.tokenizer.path (the {lang} tokenizer)"))
 }
 
 /// The two entries of a per-language list.
