@@ -14,7 +14,10 @@
 #                                           good-view en and de encoders (trained apart)
 #                                           on the 1,000 test_2016 images (Alignment lab),
 #                                           copied from docs/results/views-multilingual/export.
+#   web/assets/demo_results.json           a `prh-native demo` run's results.json (the spectral
+#                                           lab's convergence card), copied from its report.
 # Usage: PRH_DATA=../shared/data web/make_demo.sh [path/to/prh-native]
+#        web/make_demo.sh --demo [report dir]   (only the demo's results.json)
 #        web/make_demo.sh --vision [export dir]   (only the vision pair)
 #        web/make_demo.sh --multilingual [export dir]   (only the en/de pair)
 # After a rebuild, update the reference values in web/tests/core_numerics.rs (printed by
@@ -26,6 +29,11 @@ if [ "${1:-}" = --multilingual ]; then
   cp "$EXPORT/good.en.test.npy" web/assets/demo_multi_en.npy
   cp "$EXPORT/good.de.test.npy" web/assets/demo_multi_de.npy
   ls -l web/assets/demo_multi_*
+  exit 0
+fi
+if [ "${1:-}" = --demo ]; then
+  cp "${2:-runs/demo}/results.json" web/assets/demo_results.json
+  ls -l web/assets/demo_results.json
   exit 0
 fi
 if [ "${1:-}" = --vision ]; then

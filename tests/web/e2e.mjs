@@ -197,6 +197,25 @@ async function spectral(page, url, dir) {
   const bounds = JSON.parse(await download(page, dir, "#export-bounds-json", "bounds.json"));
   const nBounds = 2 + [bounds.davis_kahan_bound, bounds.yws_bound].filter((v) => v !== null && v !== undefined).length;
   await checkSvg(page, dir, "bounds", { "rect.bar": nBounds, "text.label": 4 + nBounds + (4 - nBounds) });
+  // The convergence card (issue 19): the shipped demo run's curves, the same numbers as
+  // its results.json (the last evaluation of each encoder), one polyline per encoder per panel.
+  await page.click("#conv-load-demo");
+  await page.waitForSelector("#convergence-table .conv-row", { timeout: 20000 });
+  const shipped = JSON.parse(readFileSync(join(root, "web/assets/demo_results.json"), "utf8"));
+  const lastOf = (t) => t.curve[t.curve.length - 1];
+  const wantRows = shipped.results.flatMap((r) => [["image", r.image_training], ["text", r.text_training]].map(([m, t]) => [`${r.observation} ${r.loss} ${r.kind} ${m}`, lastOf(t)]));
+  const rows = await page.$$eval("#convergence-table .conv-row", (rs) => rs.map((r) => [r.dataset.label, Number(r.querySelector(".conv-cka").textContent), Number(r.querySelector(".conv-sin").textContent)]));
+  check(rows.length === wantRows.length, `spectral: the convergence card lists ${rows.length} encoders, results.json has ${wantRows.length}`);
+  const convErr = Math.max(...wantRows.map(([label, p], i) => rows[i][0] === label ? Math.max(Math.abs(rows[i][1] - p.cka_to_theory), Math.abs(rows[i][2] - p.sin_theta_to_theory)) : Infinity));
+  check(convErr <= 5e-4, `spectral: convergence card's final CKA / sin-theta = results.json's to their 3 decimals (max diff ${convErr.toExponential(2)})`);
+  const polylines = await page.$$eval("#convergence-figure polyline.curve", (ps) => ps.length);
+  check(polylines === 2 * wantRows.length, `spectral: the convergence figure draws ${polylines} lines (2 panels x ${wantRows.length} encoders)`);
+  const bad = join(dir, "not-results.json");
+  writeFileSync(bad, JSON.stringify({ results: [{ kind: "good" }] }));
+  await (await page.$("#conv-file")).uploadFile(bad);
+  await page.waitForSelector("#error-convergence", { timeout: 10000 });
+  const convMsg = await page.$eval("#error-convergence", (e) => e.textContent);
+  check(convMsg.includes("not-results.json") && convMsg.includes("results[0]"), `spectral: a malformed results.json is refused naming the file and entry ("${convMsg.slice(0, 90)}")`);
   // The screenshot: the two-modality scene world, mostly bad views for the text side.
   await page.goto(`${url}?lab=spectral&preset=scenes&n=12&seed=1&alpha=0.9&d=4&skip=1&ev=1&rot=0.6`, { waitUntil: "load" });
   await page.waitForSelector("#eigenvalues");

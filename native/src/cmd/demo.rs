@@ -17,6 +17,7 @@ use crate::backend::{DemoBackend, demo_devices};
 use crate::output::{write_file, write_json};
 use crate::run_folder::RunFolder;
 use anyhow::{Context, Result};
+use prh_core::experiments::convergence;
 use prh_core::experiments::demo::{
     Baseline, Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate,
     evaluate_baseline, kind_theory,
@@ -429,7 +430,10 @@ fn write_report(
     write_json(&args.out.join("results.json"), &report)?;
     write_file(&args.out.join("spectrum.svg"), svg::spectrum(theories))?;
     write_file(&args.out.join("alignment.svg"), svg::alignment(results))?;
-    write_file(&args.out.join("convergence.svg"), svg::convergence(results))?;
+    write_file(
+        &args.out.join("convergence.svg"),
+        convergence::convergence_svg(&convergence::curves_of(results)),
+    )?;
     write_file(&args.out.join("views.svg"), svg::views(world, cfg.seed))?;
     println!(
         "\nreport: {} (results.json, spectrum.svg, alignment.svg, convergence.svg, views.svg, embeddings/, checkpoints); {:.0} s",
@@ -573,140 +577,6 @@ mod svg {
             );
         }
         s + "</svg>\n"
-    }
-
-    /// Two panels against the training step: each encoder's CKA with the predicted F
-    /// and its subspace's ||sin Theta||_op to span(F), one line per encoder.
-    pub fn convergence(results: &[KindResults]) -> String {
-        let (pw, h, pad) = (380.0, 340.0, 44.0);
-        let w = 2.0 * pw;
-        let lines: Vec<(String, &[CurvePoint], bool)> = results
-            .iter()
-            .flat_map(|r| {
-                let name = format!(
-                    "{} {} {}",
-                    r.observation.name(),
-                    r.loss.name(),
-                    r.kind.label()
-                );
-                [
-                    (
-                        format!("{name} image"),
-                        r.image_training.curve.as_slice(),
-                        false,
-                    ),
-                    (
-                        format!("{name} text"),
-                        r.text_training.curve.as_slice(),
-                        true,
-                    ),
-                ]
-            })
-            .collect();
-        let max_step = lines
-            .iter()
-            .flat_map(|(_, c, _)| c.iter().map(|p| p.step))
-            .max()
-            .unwrap_or(1)
-            .max(1) as f64;
-        let mut s = format!(
-            "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='11'>\n<rect width='100%' height='100%' fill='white'/>\n"
-        );
-        for (panel, title) in [
-            "CKA with the predicted F (1 = reached)",
-            "sin-theta to span(F) (0 = reached)",
-        ]
-        .iter()
-        .enumerate()
-        {
-            s += &convergence_panel(panel, title, &lines, max_step, (pw, h, pad));
-        }
-        s += &convergence_legend(&lines, (h, pad));
-        s + "</svg>\n"
-    }
-
-    /// One line per encoder.
-    type Line<'a> = (String, &'a [CurvePoint], bool);
-
-    /// Panel `panel` (0: CKA with F, 1: sin-theta to span(F)) of the convergence plot.
-    fn convergence_panel(
-        panel: usize,
-        title: &str,
-        lines: &[Line<'_>],
-        max_step: f64,
-        (pw, h, pad): (f64, f64, f64),
-    ) -> String {
-        let mut s = String::new();
-        let x0 = panel as f64 * pw;
-        let x = |step: usize| x0 + pad + (pw - 1.5 * pad) * step as f64 / max_step;
-        let y = |v: f64| h - 2.5 * pad - (h - 4.0 * pad) * v.clamp(0.0, 1.0);
-        s += &format!("<text x='{}' y='16'>{title}</text>\n", x0 + pad);
-        for v in [0.0, 0.5, 1.0] {
-            s += &format!(
-                "<text x='{}' y='{}'>{v:.1}</text><line x1='{}' y1='{}' x2='{}' y2='{}' stroke='#eee'/>\n",
-                x0 + 12.0,
-                y(v) + 4.0,
-                x(0),
-                y(v),
-                x(max_step as usize),
-                y(v)
-            );
-        }
-        s += &format!(
-            "<text x='{}' y='{}'>step (max {max_step:.0})</text>\n",
-            x0 + pw / 2.0 - 30.0,
-            h - 2.5 * pad + 16.0
-        );
-        for (i, (_, curve, dashed)) in lines.iter().enumerate() {
-            let pts: Vec<String> = curve
-                .iter()
-                .map(|p| {
-                    let v = if panel == 0 {
-                        p.cka_to_theory
-                    } else {
-                        p.sin_theta_to_theory
-                    };
-                    format!("{:.1},{:.1}", x(p.step), y(v))
-                })
-                .collect();
-            s += &format!(
-                "<polyline points='{}' fill='none' stroke='{}' stroke-width='1.5'{}/>\n",
-                pts.join(" "),
-                COLOURS[(i / 2) % COLOURS.len()],
-                if *dashed {
-                    " stroke-dasharray='4 2'"
-                } else {
-                    ""
-                }
-            );
-        }
-        s
-    }
-
-    /// The convergence plot's legend: one entry per encoder, captions dashed.
-    fn convergence_legend(lines: &[Line<'_>], (h, pad): (f64, f64)) -> String {
-        let mut s = String::new();
-        for (i, (name, _, dashed)) in lines.iter().enumerate() {
-            let (col, row) = (i % 4, i / 4);
-            let (lx, ly) = (
-                pad + 180.0 * col as f64,
-                h - 2.0 * pad + 16.0 + 14.0 * row as f64,
-            );
-            s += &format!(
-                "<line x1='{lx}' y1='{}' x2='{}' y2='{}' stroke='{}' stroke-width='1.5'{}/><text x='{}' y='{ly}'>{name}</text>\n",
-                ly - 4.0,
-                lx + 16.0,
-                ly - 4.0,
-                COLOURS[(i / 2) % COLOURS.len()],
-                if *dashed {
-                    " stroke-dasharray='4 2'"
-                } else {
-                    ""
-                },
-                lx + 20.0
-            );
-        }
-        s
     }
 
     /// Example views: per row, two good views (separate renderings of one state) and two

@@ -10,6 +10,7 @@
 
 mod bound_card;
 mod compute;
+mod convergence_card;
 mod eigenvector_card;
 mod figures;
 mod matrix_card;
@@ -21,6 +22,7 @@ use crate::widgets::controls::restore_value;
 use crate::widgets::url_state;
 use bound_card::BoundCard;
 use compute::{Lab, compute};
+use convergence_card::ConvergenceCard;
 use eigenvector_card::EigenvectorCard;
 use leptos::prelude::*;
 use matrix_card::MatrixCard;
@@ -133,6 +135,7 @@ pub fn SpectralLab() -> impl IntoView {
             Err(e) => view! { <pre class="error" id="error-spectral">{e.to_string()}</pre> }.into_any(),
             Ok(l) => view! { <Figures l=l shared=shared /> }.into_any(),
         }}
+        <ConvergenceCard />
     }
 }
 

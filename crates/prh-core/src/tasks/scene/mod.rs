@@ -95,7 +95,8 @@ impl Default for SceneViewsConfig {
 pub struct CaptionConfig {
     /// Transformer width.
     pub d_model: usize,
-    /// Transformer layers.
+    /// Transformer layers (0: a bag of embeddings, the token and position embeddings
+    /// layer-normalised, mean-pooled and projected).
     pub layers: usize,
     /// Attention heads (must divide `d_model`).
     pub heads: usize,
@@ -282,10 +283,10 @@ impl SceneTrainConfig {
                         "d_model must be a positive multiple of heads".into(),
                     );
                 }
-                if c.layers == 0 || c.d_ff == 0 || c.out_dim == 0 || c.max_len < 4 {
+                if c.d_ff == 0 || c.out_dim == 0 || c.max_len < 4 {
                     return bad(
                         "caption",
-                        "expected layers, d_ff, out_dim >= 1 and max_len >= 4".into(),
+                        "expected d_ff, out_dim >= 1 and max_len >= 4 (layers = 0: a bag of embeddings)".into(),
                     );
                 }
             }
