@@ -516,18 +516,8 @@ mod svg {
     pub fn alignment(results: &[KindResults]) -> String {
         let (w, h, pad) = (720.0, 320.0, 40.0);
         let metrics = ["mutual 10-NN", "CKA", "R@1"];
-        let mut series: Vec<(String, &prh_core::experiments::demo::Alignment)> = results
-            .iter()
-            .map(|r| {
-                let name = format!(
-                    "{} {} {}",
-                    r.observation.name(),
-                    r.loss.name(),
-                    r.kind.label()
-                );
-                (name, &r.learned)
-            })
-            .collect();
+        let mut series: Vec<(String, &prh_core::experiments::demo::Alignment)> =
+            results.iter().map(|r| (r.label(), &r.learned)).collect();
         for kind in [ViewKind::Good, ViewKind::Bad] {
             if let Some(r) = results.iter().find(|r| r.kind == kind) {
                 series.push((format!("predicted {}", kind.label()), &r.predicted));

@@ -31,12 +31,7 @@ pub fn curves_of(results: &[KindResults]) -> Vec<EncoderCurve> {
     results
         .iter()
         .flat_map(|r| {
-            let name = format!(
-                "{} {} {}",
-                r.observation.name(),
-                r.loss.name(),
-                r.kind.label()
-            );
+            let name = r.label();
             [
                 (format!("{name} image"), false, &r.image_training),
                 (format!("{name} text"), true, &r.text_training),

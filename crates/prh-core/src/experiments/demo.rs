@@ -505,6 +505,18 @@ pub struct KindResults {
     pub text_embeddings: Matrix,
 }
 
+impl KindResults {
+    /// `observation loss kind`, e.g. `rendered spectral good`: how the report names it.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.observation.name(),
+            self.loss.name(),
+            self.kind.label()
+        )
+    }
+}
+
 fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
     let d = rows.first().map_or(0, Vec::len);
     Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
