@@ -7,7 +7,7 @@
 //! run's `results.json` ([`curves_from_results_json`]), so both show the same curves.
 //! Plain SVG text, no tensors.
 
-use crate::experiments::demo::{CurvePoint, KindResults};
+use crate::experiments::demo::{Convergence, CurvePoint, KindResults};
 use crate::{Error, Result};
 use serde::Deserialize;
 
@@ -26,43 +26,35 @@ pub struct EncoderCurve {
     pub curve: Vec<CurvePoint>,
 }
 
+/// The two curves of one demo entry named `name` (e.g. `rendered spectral good`): its
+/// image encoder's, then its caption encoder's.
+fn entry_curves(name: &str, image: &Convergence, text: &Convergence) -> [EncoderCurve; 2] {
+    [("image", false, image), ("text", true, text)].map(|(modality, caption, t)| EncoderCurve {
+        label: format!("{name} {modality}"),
+        caption,
+        steps: t.steps,
+        plateau: t.plateau,
+        curve: t.curve.clone(),
+    })
+}
+
 /// The curves of a demo's results: image then caption encoder of each entry.
 pub fn curves_of(results: &[KindResults]) -> Vec<EncoderCurve> {
     results
         .iter()
-        .flat_map(|r| {
-            let name = r.label();
-            [
-                (format!("{name} image"), false, &r.image_training),
-                (format!("{name} text"), true, &r.text_training),
-            ]
-            .map(|(label, caption, t)| EncoderCurve {
-                label,
-                caption,
-                steps: t.steps,
-                plateau: t.plateau,
-                curve: t.curve.clone(),
-            })
-        })
+        .flat_map(|r| entry_curves(&r.label(), &r.image_training, &r.text_training))
         .collect()
 }
 
-/// What [`curves_from_results_json`] reads of one `results` entry.
+/// What [`curves_from_results_json`] reads of one `results` entry (the spelled names of
+/// [`KindResults`]' kind, loss and observation, and its two [`Convergence`]s).
 #[derive(Deserialize)]
 struct EntryFields {
     kind: String,
     loss: String,
     observation: String,
-    image_training: TrainingFields,
-    text_training: TrainingFields,
-}
-
-/// What [`curves_from_results_json`] reads of one encoder's training.
-#[derive(Deserialize)]
-struct TrainingFields {
-    steps: usize,
-    plateau: bool,
-    curve: Vec<CurvePoint>,
+    image_training: Convergence,
+    text_training: Convergence,
 }
 
 /// The curves of a demo run's `results.json` (the file `prh-native demo` writes): for
@@ -84,26 +76,16 @@ pub fn curves_from_results_json(name: &str, text: &str) -> Result<Vec<EncoderCur
         })?;
     let mut out = Vec::with_capacity(2 * entries.len());
     for (i, entry) in entries.iter().enumerate() {
-        let e: EntryFields = serde_json::from_value(entry.clone()).map_err(|err| {
+        let e = EntryFields::deserialize(entry).map_err(|err| {
             bad(format!(
                 "results[{i}]: {err} (expected kind, loss, observation and image_training / \
                  text_training with steps, plateau and curve [{{step, loss, cka_to_theory, \
                  sin_theta_to_theory}}])"
             ))
         })?;
-        let base = format!("{} {} {}", e.observation, e.loss, e.kind);
-        for (modality, caption, t) in [
-            ("image", false, e.image_training),
-            ("text", true, e.text_training),
-        ] {
-            out.push(EncoderCurve {
-                label: format!("{base} {modality}"),
-                caption,
-                steps: t.steps,
-                plateau: t.plateau,
-                curve: t.curve,
-            });
-        }
+        // Named as KindResults::label names it.
+        let name = format!("{} {} {}", e.observation, e.loss, e.kind);
+        out.extend(entry_curves(&name, &e.image_training, &e.text_training));
     }
     if out.is_empty() {
         return Err(bad("`results` is empty: no encoder was trained".into()));

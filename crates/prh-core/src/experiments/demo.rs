@@ -463,7 +463,7 @@ pub struct CurvePoint {
 }
 
 /// How one encoder trained: steps until its plateau (or the budget) and its curve.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Convergence {
     /// Steps trained.
     pub steps: usize,
