@@ -195,15 +195,46 @@ struct RunResult {
     train_s: [f64; 2],
 }
 
-/// Final-step spread over seeds for one objective.
+/// Final-step spread over seeds for one objective, or one baseline row ("random init":
+/// the good-view runs' step 0; "TF-IDF": no training, one value).
 #[derive(Serialize)]
 struct Summary {
-    objective: ViewKind,
+    objective: String,
     mutual_knn: SeedStats,
     null_mean: SeedStats,
     cka: SeedStats,
     r1_a_to_b: SeedStats,
     r1_b_to_a: SeedStats,
+    /// Within language A and B: caption 1 vs caption 2 of the test images, mutual k-NN
+    /// and R@1 (no second model).
+    pair_mutual_knn: [Option<SeedStats>; 2],
+    pair_r1: [Option<SeedStats>; 2],
+}
+
+impl Summary {
+    /// The spread of `points` (one per seed) under `label`.
+    fn of(label: &str, points: &[&AlignmentPoint]) -> Result<Self> {
+        let stat = |f: &dyn Fn(&AlignmentPoint) -> f64| {
+            seed_stats(&points.iter().map(|p| f(p)).collect::<Vec<_>>())
+        };
+        let pair = |l: usize, f: &dyn Fn(&prh_core::measure::retrieval::PairScores) -> f64| {
+            let v: Option<Vec<f64>> = points
+                .iter()
+                .map(|p| p.pairs.map(|ps| f(&ps[l])))
+                .collect();
+            v.map(|v| seed_stats(&v)).transpose()
+        };
+        Ok(Summary {
+            objective: label.to_string(),
+            mutual_knn: stat(&|p| p.mutual_knn)?,
+            null_mean: stat(&|p| p.null_mean.unwrap_or(f64::NAN))?,
+            cka: stat(&|p| p.cka)?,
+            r1_a_to_b: stat(&|p| p.r1_a_to_b)?,
+            r1_b_to_a: stat(&|p| p.r1_b_to_a)?,
+            pair_mutual_knn: [pair(0, &|p| p.mutual_knn)?, pair(1, &|p| p.mutual_knn)?],
+            pair_r1: [pair(0, &|p| p.r1)?, pair(1, &|p| p.r1)?],
+        })
+    }
 }
 
 fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
@@ -272,7 +303,8 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
         let test_ids = bi.ids[n_fit..].join("\n") + "\n";
         write_file(&p, test_ids)?;
     }
-    write_report(args, &cfg, &source, &out, &runs, n_fit, n_test, t0)?;
+    let tfidf = bi.tfidf_point(spec)?;
+    write_report(args, &cfg, &source, &out, (&runs, &tfidf), n_fit, n_test, t0)?;
     Ok(())
 }
 
@@ -317,8 +349,14 @@ fn export_run<B: AutodiffBackend>(
 /// Reads one score off an alignment point (a plot's y value).
 type Score = fn(&AlignmentPoint) -> f64;
 
-/// Final-step spread over seeds, one summary per objective.
-fn summaries(spec_objectives: &[ViewKind], runs: &[RunResult]) -> Result<Vec<Summary>> {
+/// Final-step spread over seeds, one summary per objective, then the baselines: the
+/// random initialisation (step 0 of the good-view runs, else of the first objective's)
+/// and `tfidf`.
+fn summaries(
+    spec_objectives: &[ViewKind],
+    runs: &[RunResult],
+    tfidf: &AlignmentPoint,
+) -> Result<Vec<Summary>> {
     let mut summaries = Vec::new();
     for &objective in spec_objectives {
         let fin: Vec<&AlignmentPoint> = runs
@@ -326,18 +364,20 @@ fn summaries(spec_objectives: &[ViewKind], runs: &[RunResult]) -> Result<Vec<Sum
             .filter(|r| r.objective == objective)
             .filter_map(|r| r.curve.last())
             .collect();
-        let stat = |f: &dyn Fn(&AlignmentPoint) -> f64| {
-            seed_stats(&fin.iter().map(|p| f(p)).collect::<Vec<_>>())
-        };
-        summaries.push(Summary {
-            objective,
-            mutual_knn: stat(&|p| p.mutual_knn)?,
-            null_mean: stat(&|p| p.null_mean.unwrap_or(f64::NAN))?,
-            cka: stat(&|p| p.cka)?,
-            r1_a_to_b: stat(&|p| p.r1_a_to_b)?,
-            r1_b_to_a: stat(&|p| p.r1_b_to_a)?,
-        });
+        summaries.push(Summary::of(objective.label(), &fin)?);
     }
+    let init_of = if spec_objectives.contains(&ViewKind::Good) {
+        ViewKind::Good
+    } else {
+        spec_objectives[0]
+    };
+    let init: Vec<&AlignmentPoint> = runs
+        .iter()
+        .filter(|r| r.objective == init_of)
+        .filter_map(|r| r.curve.first())
+        .collect();
+    summaries.push(Summary::of("random init", &init)?);
+    summaries.push(Summary::of("TF-IDF", &[tfidf])?);
     Ok(summaries)
 }
 
@@ -383,13 +423,13 @@ fn write_report(
     cfg: &ExperimentConfig,
     source: &str,
     out: &Path,
-    runs: &[RunResult],
+    (runs, tfidf): (&[RunResult], &AlignmentPoint),
     n_fit: usize,
     n_test: usize,
     t0: Instant,
 ) -> Result<()> {
     let spec = &cfg.spec;
-    let summaries = summaries(&spec.objectives, runs)?;
+    let summaries = summaries(&spec.objectives, runs, tfidf)?;
     let wall_s = t0.elapsed().as_secs_f64();
     let header = ResultsHeader::new(&spec.name, source, &args.device, wall_s);
     let body = serde_json::json!({
@@ -398,6 +438,7 @@ fn write_report(
         "n_test": n_test,
         "k": spec.k,
         "summary": summaries,
+        "tfidf": tfidf,
         "runs": runs,
     });
     write_results(out, &header, &body)?;
@@ -440,7 +481,9 @@ fn report_md(
     let rows: Vec<Row<'_>> = summaries
         .iter()
         .map(|s| Row {
-            label: s.objective.label(),
+            label: &s.objective,
+            pair_mutual_knn: s.pair_mutual_knn[0],
+            pair_r1: s.pair_r1[0],
             mutual_knn: s.mutual_knn,
             null_mean: s.null_mean,
             cka: s.cka,
@@ -493,15 +536,15 @@ fn report_md(
 /// views at the final step, and whether their seed ranges overlap.
 fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
     let mut md = String::new();
-    let good = summaries.iter().find(|s| s.objective == ViewKind::Good);
-    for s in summaries.iter().filter(|s| s.objective != ViewKind::Good) {
+    let good = summaries.iter().find(|s| s.objective == ViewKind::Good.label());
+    for s in summaries.iter().filter(|s| s.objective != ViewKind::Good.label()) {
         if let Some(g) = good {
             let overlap =
                 g.mutual_knn.min <= s.mutual_knn.max && s.mutual_knn.min <= g.mutual_knn.max;
             md.push_str(&format!(
                 "- mutual k-NN good − {}: {:+.4} (seed ranges {}); CKA good − {0}: {:+.4}; \
                  R@1 {a}→{b} good − {0}: {:+.4}\n",
-                s.objective.label(),
+                s.objective,
                 g.mutual_knn.mean - s.mutual_knn.mean,
                 if g.mutual_knn.n < 2 || s.mutual_knn.n < 2 {
                     "not comparable: one seed, no spread"

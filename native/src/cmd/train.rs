@@ -133,19 +133,28 @@ fn shard_stream(cfg: &TrainConfig) -> Result<prh_core::text::shards::ShardStream
     )?)
 }
 
-/// Held-out texts (one per group) and their ids.
-fn heldout(
-    cfg: &TrainConfig,
-    data: Option<&Path>,
-    train: &Corpus,
-) -> Result<(Vec<String>, Vec<String>)> {
+/// Held-out texts: each group's first text, its id, and its second text ("" for a
+/// one-text group).
+struct Heldout {
+    texts: Vec<String>,
+    ids: Vec<String>,
+    partners: Vec<String>,
+}
+
+/// The first `eval.max_groups` groups of the eval split (else of the training corpus).
+fn heldout(cfg: &TrainConfig, data: Option<&Path>, train: &Corpus) -> Result<Heldout> {
     let eval = load_corpus(cfg, data, true)?;
     let src = eval.as_ref().unwrap_or(train);
     let n = src.groups.len().min(cfg.eval.max_groups.max(1));
-    Ok(src.groups[..n]
-        .iter()
-        .map(|g| (g.texts[0].clone(), g.id.clone()))
-        .unzip())
+    let groups = &src.groups[..n];
+    Ok(Heldout {
+        texts: groups.iter().map(|g| g.texts[0].clone()).collect(),
+        ids: groups.iter().map(|g| g.id.clone()).collect(),
+        partners: groups
+            .iter()
+            .map(|g| g.texts.get(1).cloned().unwrap_or_default())
+            .collect(),
+    })
 }
 
 /// The training corpus as the config says, truncated to `data.max_groups`; for good views
@@ -227,31 +236,45 @@ fn prepare_task<B: AutodiffBackend>(
     Ok((task, params))
 }
 
-/// The periodic evaluation against `eval.target` (rows of the held-out `texts`), if set.
-fn eval_set(cfg: &TrainConfig, texts: &[String]) -> Result<Option<EvalSet>> {
-    if cfg.eval.target.is_empty() {
+/// The periodic evaluation: against `eval.target` (rows of the held-out texts), if set,
+/// and caption vs caption when `eval.pairs` is on and every held-out group has a second
+/// text; `None` when neither applies.
+fn eval_set(cfg: &TrainConfig, held: &Heldout) -> Result<Option<EvalSet>> {
+    let mut n = held.texts.len();
+    let mut target = None;
+    if !cfg.eval.target.is_empty() {
+        let t = features::load(Path::new(&cfg.eval.target), None)?;
+        n = n.min(t.n);
+        if n <= cfg.eval.k {
+            bail!(
+                "eval.target {}: {n} rows, need more than eval.k = {}",
+                cfg.eval.target,
+                cfg.eval.k
+            );
+        }
+        let row = t.layers * t.d;
+        target = Some(Features::new(
+            &t.source,
+            n,
+            t.layers,
+            t.d,
+            t.data[..n * row].to_vec(),
+        )?);
+    }
+    let pairs = cfg.eval.pairs
+        && n > cfg.eval.k
+        && held.partners[..n].iter().all(|p| !p.is_empty());
+    if target.is_none() && !pairs {
         return Ok(None);
     }
-    let mut target = features::load(Path::new(&cfg.eval.target), None)?;
-    let n = texts.len().min(target.n);
-    if n <= cfg.eval.k {
-        bail!(
-            "eval.target {}: {n} rows, need more than eval.k = {}",
-            cfg.eval.target,
-            cfg.eval.k
-        );
-    }
-    let row = target.layers * target.d;
-    target = Features::new(
-        &target.source,
-        n,
-        target.layers,
-        target.d,
-        target.data[..n * row].to_vec(),
-    )?;
     Ok(Some(EvalSet {
-        texts: texts[..n].to_vec(),
+        texts: held.texts[..n].to_vec(),
         target,
+        partners: if pairs {
+            held.partners[..n].to_vec()
+        } else {
+            Vec::new()
+        },
         k: cfg.eval.k,
     }))
 }
@@ -270,8 +293,8 @@ fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()
     let train_corpus = training_corpus(cfg, data)?;
     let config_toml = cfg.to_toml()?;
     let (mut task, params) = prepare_task::<B>(&folder, &train_corpus, &config_toml, &device)?;
-    let (texts, ids) = heldout(cfg, data, &train_corpus)?;
-    if let Some(eval) = eval_set(cfg, &texts)? {
+    let held = heldout(cfg, data, &train_corpus)?;
+    if let Some(eval) = eval_set(cfg, &held)? {
         task.eval = Some(eval);
     }
     let mut sink = folder.sink(&cfg.run, None, cfg.views.batch_size)?;
@@ -305,7 +328,7 @@ fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()
         &replicas,
     )?;
     sink.progress.finish();
-    export_embeddings(&folder, &task, &summary, (&texts, &ids), &device)
+    export_embeddings(&folder, &task, &summary, (&held.texts, &held.ids), &device)
 }
 
 /// `embeddings.npy` (the held-out `texts` embedded by the final model) and
@@ -331,7 +354,10 @@ fn export_embeddings<B: AutodiffBackend>(
         summary.last_loss,
         summary
             .best
-            .map(|b| format!(", best mutual_knn {b:.4}"))
+            .map(|b| {
+                let name = prh_core::train::TrainTask::<B>::best_metric(task).unwrap_or("score");
+                format!(", best {name} {b:.4}")
+            })
             .unwrap_or_default(),
         folder.dir.display()
     );

@@ -22,7 +22,7 @@ use crate::formats::features::Features;
 use crate::linalg::from_row_major;
 use crate::measure::metrics::{MetricOptions, measure};
 use crate::measure::preprocess::l2_normalize_rows;
-use crate::measure::retrieval::align_and_rank;
+use crate::measure::retrieval::{PairScores, align_and_rank};
 use crate::rng::{Stream, derive_seed};
 use crate::tasks::text::TrainConfig;
 use crate::tasks::text::{TextTask, embed_texts};
@@ -64,6 +64,9 @@ pub struct ExperimentSpec {
     pub vision: crate::experiments::vision::VisionSpec,
     /// `scaling`: the sample budgets.
     pub scaling: ScalingSpec,
+    /// Terms of the TF-IDF baseline ([`crate::text::tfidf`]; the most frequent in each
+    /// language's training texts; 0: all).
+    pub tfidf_features: usize,
 }
 
 /// The `[experiment.scaling]` table: one run per objective and budget.
@@ -107,6 +110,7 @@ impl Default for ExperimentSpec {
             export: false,
             vision: Default::default(),
             scaling: Default::default(),
+            tfidf_features: 2048,
         }
     }
 }
@@ -341,11 +345,16 @@ pub struct AlignmentPoint {
     pub r1_b_to_a: f64,
     /// R@1 of a random ranking of the test rows, 1 / n_test.
     pub r1_chance: f64,
+    /// Within each language, no second model: caption 1 vs caption 2 of the test-split
+    /// images ([`PairScores`]), for languages A and B (absent in older results).
+    #[serde(default)]
+    pub pairs: Option<[PairScores; 2]>,
 }
 
 /// Measures encoders A and B on probe rows whose first `n_fit` rows are the fit split
 /// and the next `n_test` the test split (row i of A and of B describe the same image):
-/// mutual k-NN (with `null_shuffles` shuffles of its permutation null when > 0) and CKA
+/// mutual k-NN (with `opts.null_shuffles` shuffles of its permutation null when > 0,
+/// `opts.k` neighbours and `opts.preprocess`) and CKA
 /// on the test rows, and R@1 on the test rows after the rotation
 /// `Q = argmin_{Q^T Q = I} ||A_fit Q - B_fit||_F` (rows L2-normalised first).
 ///
@@ -360,8 +369,7 @@ pub fn align_point(
     d_b: usize,
     n_fit: usize,
     n_test: usize,
-    k: usize,
-    null_shuffles: usize,
+    opts: &MetricOptions,
 ) -> Result<AlignmentPoint> {
     let n = n_fit + n_test;
     if a.len() != n * d_a || b.len() != n * d_b {
@@ -375,12 +383,7 @@ pub fn align_point(
     let (a, b) = (wide(a), wide(b));
     let test_a = Features::new("A test", n_test, 1, d_a, a[n_fit * d_a..].to_vec())?;
     let test_b = Features::new("B test", n_test, 1, d_b, b[n_fit * d_b..].to_vec())?;
-    let opts = MetricOptions {
-        k,
-        null_shuffles,
-        ..MetricOptions::default()
-    };
-    let r = measure(&test_a, &test_b, &opts)?;
+    let r = measure(&test_a, &test_b, opts)?;
     let unit = |x: &[f64], rows: usize, d: usize| -> Result<crate::linalg::Matrix> {
         let mut m = from_row_major(rows, d, x)?;
         l2_normalize_rows(&mut m);
@@ -401,7 +404,30 @@ pub fn align_point(
         r1_a_to_b: ret.a_to_b.r1,
         r1_b_to_a: ret.b_to_a.r1,
         r1_chance: ret.chance.r1,
+        pairs: None,
     })
+}
+
+/// Caption 1 vs caption 2 within one language: `first [n, d]` and `second [n, d]`
+/// row-major, row i of each describing image i ([`PairScores::of`]).
+pub fn pair_point(
+    first: &[f32],
+    second: &[f32],
+    d: usize,
+    opts: &MetricOptions,
+) -> Result<PairScores> {
+    let n = first.len() / d.max(1);
+    if first.len() != n * d || second.len() != n * d {
+        return Err(Error::invalid(format!(
+            "pair embeddings: expected two [{n}, {d}] arrays, got {} and {} values",
+            first.len(),
+            second.len()
+        )));
+    }
+    let wide = |x: &[f32], name: &str| {
+        Features::new(name, n, 1, d, x.iter().map(|&v| f64::from(v)).collect())
+    };
+    PairScores::of(&wide(first, "caption 1")?, &wide(second, "caption 2")?, opts)
 }
 
 /// Spread of one score over seeds.
@@ -494,7 +520,12 @@ mod tests {
                 [c * r[0] - s * r[1], s * r[0] + c * r[1], r[2], r[3]]
             })
             .collect();
-        let p = align_point(7, &a, d, &b, d, n_fit, n_test, 5, 10).unwrap();
+        let opts = |null_shuffles| MetricOptions {
+            k: 5,
+            null_shuffles,
+            ..MetricOptions::default()
+        };
+        let p = align_point(7, &a, d, &b, d, n_fit, n_test, &opts(10)).unwrap();
         assert_eq!(p.step, 7);
         assert_eq!((p.r1_a_to_b, p.r1_b_to_a), (1.0, 1.0));
         assert!((p.mutual_knn - 1.0).abs() < 1e-12, "{p:?}");
@@ -503,7 +534,7 @@ mod tests {
         assert!((p.cka - 1.0).abs() < 1e-3, "{p:?}");
         assert!(p.null_mean.is_some_and(|m| m < 0.5), "{p:?}");
         assert!((p.r1_chance - 1.0 / 30.0).abs() < 1e-15);
-        assert!(align_point(0, &a, d, &b[1..], d, n_fit, n_test, 5, 0).is_err());
+        assert!(align_point(0, &a, d, &b[1..], d, n_fit, n_test, &opts(0)).is_err());
     }
 
     #[test]

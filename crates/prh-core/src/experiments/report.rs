@@ -250,17 +250,29 @@ pub struct Row<'a> {
     pub cka: SeedStats,
     pub r1_a_to_b: SeedStats,
     pub r1_b_to_a: SeedStats,
+    /// Within language A, caption 1 vs caption 2 (mutual k-NN, R@1), when measured.
+    pub pair_mutual_knn: Option<SeedStats>,
+    pub pair_r1: Option<SeedStats>,
 }
 
-/// The Markdown table of final-step scores, one row per objective, each cell
-/// `mean ± std [min, max]` over seeds.
+/// The Markdown table of final-step scores, one row per objective (and baseline), each
+/// cell `mean ± std [min, max]` over seeds; the within-language pair columns when any row
+/// has them.
 pub fn markdown_table(rows: &[Row<'_>], a: &str, b: &str) -> String {
+    let pairs = rows.iter().any(|r| r.pair_mutual_knn.is_some());
     let mut s = format!(
-        "| objective | mutual k-NN | null (shuffled) | CKA | R@1 {a}→{b} | R@1 {b}→{a} |\n\
-         |---|---|---|---|---|---|\n"
+        "| objective | mutual k-NN | null (shuffled) | CKA | R@1 {a}→{b} | R@1 {b}→{a} |{}\n\
+         |---|---|---|---|---|---|{}\n",
+        if pairs {
+            format!(" {a} cap 1 vs 2: mutual k-NN | {a} cap 1 vs 2: R@1 |")
+        } else {
+            String::new()
+        },
+        if pairs { "---|---|" } else { "" }
     );
+    let cell = |st: &Option<SeedStats>| st.as_ref().map_or("–".to_string(), fmt_stats);
     for r in rows {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "| {} | {} | {} | {} | {} | {} |",
             r.label,
@@ -270,6 +282,10 @@ pub fn markdown_table(rows: &[Row<'_>], a: &str, b: &str) -> String {
             fmt_stats(&r.r1_a_to_b),
             fmt_stats(&r.r1_b_to_a)
         );
+        if pairs {
+            let _ = write!(s, " {} | {} |", cell(&r.pair_mutual_knn), cell(&r.pair_r1));
+        }
+        s.push('\n');
     }
     s
 }
@@ -358,6 +374,8 @@ mod tests {
             cka: st,
             r1_a_to_b: st,
             r1_b_to_a: st,
+            pair_mutual_knn: None,
+            pair_r1: None,
         };
         let t = markdown_table(&[row("good"), row("bad")], "en", "de");
         assert_eq!(t.lines().count(), 4);

@@ -52,7 +52,24 @@ impl Preprocess {
     /// by [`Preprocess::layer_matrix_clamped`]). Holds one `|x|` buffer while it selects.
     pub fn threshold(&self, f: &Features) -> Result<Option<f64>> {
         match self.outlier_q {
-            Some(q) if q < 1.0 => Ok(Some(outlier_threshold(&f.data, q)?)),
+            Some(q) if q < 1.0 => {
+                let t = outlier_threshold(&f.data, q)?;
+                if t == 0.0 && f.data.iter().any(|&x| x != 0.0) {
+                    // Sparse features (a bag of words): the clamp would zero every value and
+                    // every score would come from ties, a silently wrong number.
+                    return Err(Error::format(
+                        &f.source,
+                        "values",
+                        format!(
+                            "the outlier clamp's quantile {q} of |x| is 0 (more than {:.0} % of \
+                             the values are zero, as in sparse features), so clamping would \
+                             zero every value; turn the clamp off (--no-clamp)",
+                            q * 100.0
+                        ),
+                    ));
+                }
+                Ok(Some(t))
+            }
             Some(q) if q > 1.0 || q.is_nan() => Err(Error::invalid(format!(
                 "outlier quantile {q} outside (0, 1]"
             ))),
@@ -161,6 +178,25 @@ pub fn l2_normalize_rows(m: &mut Matrix) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_clamp_that_would_zero_sparse_features_is_an_error() {
+        // 96 % zeros: the 0.95 quantile of |x| is 0.
+        let mut data = vec![0.0; 100];
+        data[..4].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
+        let f = Features::new("tfidf.npy", 10, 1, 10, data).unwrap();
+        let err = Preprocess::default().threshold(&f).unwrap_err().to_string();
+        assert!(err.contains("tfidf.npy") && err.contains("--no-clamp"), "{err}");
+        let off = Preprocess {
+            outlier_q: None,
+            ..Preprocess::default()
+        };
+        assert_eq!(off.threshold(&f).unwrap(), None);
+        // All-zero input is left to the degeneracy warnings (nothing to lose by clamping).
+        let zero = Features::new("z", 10, 1, 10, vec![0.0; 100]).unwrap();
+        assert_eq!(Preprocess::default().threshold(&zero).unwrap(), Some(0.0));
+    }
+
     use super::*;
 
     #[test]

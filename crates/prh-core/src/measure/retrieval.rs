@@ -137,6 +137,49 @@ pub fn ranks(queries: MatRef<'_, f64>, gallery: MatRef<'_, f64>) -> Result<Vec<R
     Ok(out)
 }
 
+/// Two observations of each group embedded by *one* encoder (e.g. caption 1 and caption
+/// 2 of each image): how far the encoder already puts the pairs together, with no second
+/// model and no fitted map. The first metric of every text ablation row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct PairScores {
+    /// Mutual k-NN between the two sides' neighbourhoods (PRH definition and
+    /// preprocessing, [`crate::measure::metrics::measure`]).
+    pub mutual_knn: f64,
+    /// Linear CKA of the two sides.
+    pub cka: f64,
+    /// R@1 and R@5 of finding row i of the second side from row i of the first by cosine
+    /// among all n rows (chance 1/n and 5/n); ties as [`Rank`] says.
+    pub r1: f64,
+    pub r5: f64,
+}
+
+impl PairScores {
+    /// Scores `a [n, 1, d]` (each group's first observation) against `b [n, 1, d]` (its
+    /// second), with `opts.k` neighbours and `opts.preprocess` (no null is drawn).
+    pub fn of(
+        a: &crate::formats::features::Features,
+        b: &crate::formats::features::Features,
+        opts: &crate::measure::metrics::MetricOptions,
+    ) -> Result<Self> {
+        let opts = crate::measure::metrics::MetricOptions {
+            null_shuffles: 0,
+            ..opts.clone()
+        };
+        let r = crate::measure::metrics::measure(a, b, &opts)?;
+        let as_matrix = |f: &crate::formats::features::Features| -> Result<Matrix> {
+            let rows = f.layer(0)?;
+            Ok(Matrix::from_fn(f.n, f.d, |i, j| rows[i * f.d + j]))
+        };
+        let ranked = RetrievalScores::from_ranks(&ranks(as_matrix(a)?.as_ref(), as_matrix(b)?.as_ref())?)?;
+        Ok(PairScores {
+            mutual_knn: r.scores.mutual_knn,
+            cka: r.scores.cka,
+            r1: ranked.r1,
+            r5: ranked.r5,
+        })
+    }
+}
+
 /// A fitted rotation and its retrieval scores on held-out pairs.
 #[derive(Debug, Clone)]
 pub struct AlignReport {

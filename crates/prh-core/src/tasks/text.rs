@@ -28,6 +28,7 @@ use rand::seq::index::sample;
 use crate::config::parse_toml;
 use crate::formats::features::Features;
 use crate::measure::metrics::{MetricOptions, measure};
+use crate::measure::retrieval::PairScores;
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::rng::{Stream, generator};
 use crate::text::shards::ShardStream;
@@ -73,6 +74,9 @@ pub struct EvalConfig {
     pub max_groups: usize,
     /// Neighbours for mutual k-NN.
     pub k: usize,
+    /// Also score caption vs caption within the language: each held-out group's first
+    /// text against its second (`pair_*` metrics), which needs no second model.
+    pub pairs: bool,
 }
 
 impl Default for EvalConfig {
@@ -81,6 +85,7 @@ impl Default for EvalConfig {
             target: String::new(),
             max_groups: 1000,
             k: 10,
+            pairs: true,
         }
     }
 }
@@ -296,13 +301,17 @@ fn draw_batch(
     Ok((out, skipped))
 }
 
-/// Held-out texts (one per group) and the frozen target they are compared with.
+/// Held-out texts (one per group) and what they are compared with: a frozen target
+/// (another model's features of the same groups) and/or a second text of each group.
 #[derive(Debug, Clone)]
 pub struct EvalSet {
     /// One text per held-out group, row-aligned with `target`.
     pub texts: Vec<String>,
-    /// Frozen target features, `[n, layers, d]`.
-    pub target: Features,
+    /// Frozen target features, `[n, layers, d]` (`n = texts.len()`), if any.
+    pub target: Option<Features>,
+    /// Another text of the same groups, row-aligned with `texts` (empty: no pair
+    /// metrics): the within-language caption-vs-caption score.
+    pub partners: Vec<String>,
     /// Neighbours for mutual k-NN.
     pub k: usize,
 }
@@ -627,7 +636,8 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
         })
     }
 
-    /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target.
+    /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target;
+    /// the `pair_*` scores of their first vs second texts ([`PairScores`]).
     fn evaluate(
         &mut self,
         model: &TextEncoder<B::InnerBackend>,
@@ -637,36 +647,54 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
             return Ok(Vec::new());
         };
         let device = model.devices().into_iter().next().unwrap_or_default();
-        let z = embed_texts(
-            model,
-            &self.spec,
-            &self.tokenizer,
-            &eval.texts,
-            256,
-            &device,
-        )?;
-        let d = self.spec.d_model;
-        let ours = Features::new(
-            "embeddings",
-            eval.texts.len(),
-            1,
-            d,
-            z.iter().map(|&x| f64::from(x)).collect(),
-        )?;
-        let opts = MetricOptions {
-            k: eval.k,
-            null_shuffles: 0,
-            ..MetricOptions::default()
+        let embed = |texts: &[String], name: &str| -> Result<Features> {
+            let z = embed_texts(model, &self.spec, &self.tokenizer, texts, 256, &device)?;
+            Features::new(
+                name,
+                texts.len(),
+                1,
+                self.spec.d_model,
+                z.iter().map(|&x| f64::from(x)).collect(),
+            )
         };
-        let r = measure(&ours, &eval.target, &opts)?;
-        Ok(vec![
-            ("mutual_knn".into(), r.scores.mutual_knn),
-            ("cka".into(), r.scores.cka),
-        ])
+        let ours = embed(&eval.texts, "embeddings")?;
+        let mut out = Vec::new();
+        if let Some(target) = &eval.target {
+            let opts = MetricOptions {
+                k: eval.k,
+                null_shuffles: 0,
+                ..MetricOptions::default()
+            };
+            let r = measure(&ours, target, &opts)?;
+            out.push(("mutual_knn".into(), r.scores.mutual_knn));
+            out.push(("cka".into(), r.scores.cka));
+        }
+        if !eval.partners.is_empty() {
+            let theirs = embed(&eval.partners, "second texts")?;
+            let opts = MetricOptions {
+                k: eval.k,
+                ..MetricOptions::default()
+            };
+            let p = PairScores::of(&ours, &theirs, &opts)?;
+            out.extend([
+                ("pair_mutual_knn".into(), p.mutual_knn),
+                ("pair_cka".into(), p.cka),
+                ("pair_r1".into(), p.r1),
+                ("pair_r5".into(), p.r5),
+            ]);
+        }
+        Ok(out)
     }
 
     fn best_metric(&self) -> Option<&str> {
-        self.eval.as_ref().map(|_| "mutual_knn")
+        // The cross-model score when there is a target, else caption vs caption.
+        self.eval.as_ref().map(|e| {
+            if e.target.is_some() {
+                "mutual_knn"
+            } else {
+                "pair_mutual_knn"
+            }
+        })
     }
 }
 

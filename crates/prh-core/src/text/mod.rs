@@ -4,6 +4,7 @@
 
 pub mod corpus;
 pub mod shards;
+pub mod tfidf;
 pub mod tokenizer;
 pub mod views;
 pub mod wordnet;

@@ -12,6 +12,8 @@ use prh_core::experiments::multilingual::{
 use prh_core::models::text_encoder::TextEncoder;
 use prh_core::tasks::text::TextTask;
 use prh_core::text::corpus::{self, Corpus};
+use prh_core::measure::metrics::MetricOptions;
+use prh_core::text::tfidf::Tfidf;
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::TrainSummary;
@@ -27,6 +29,9 @@ pub(super) struct Bilingual {
     pub probes: [Vec<String>; 2],
     /// Image ids of the probe rows (the same on both sides).
     pub ids: Vec<String>,
+    /// Per language, the second caption of each test-split image (row-aligned with the
+    /// last `n_test` probes): the within-language caption-vs-caption score.
+    pub partners: [Vec<String>; 2],
     pub n_fit: usize,
     pub n_test: usize,
     /// Training corpus per language.
@@ -65,14 +70,26 @@ fn two<T>(v: Vec<T>) -> Result<[T; 2]> {
         .map_err(|v: Vec<T>| anyhow::anyhow!("expected 2 languages, got {}", v.len()))
 }
 
-/// First caption of the first `max` (0: all) groups of `split`, and the image ids.
-fn probe(dir: &Path, split: &str, lang: &str, max: usize) -> Result<(Vec<String>, Vec<String>)> {
+/// Caption `which` (0: the first) of the first `max` (0: all) groups of `split`, and the
+/// image ids.
+fn probe(
+    dir: &Path,
+    split: &str,
+    lang: &str,
+    max: usize,
+    which: usize,
+) -> Result<(Vec<String>, Vec<String>)> {
     let mut c = corpus::read_multi30k(dir, split, lang)?;
     c.truncate(max);
-    Ok(c.groups
+    c.groups
         .into_iter()
-        .map(|g| (g.texts[0].clone(), g.id))
-        .unzip())
+        .map(|g| {
+            let t = g.texts.get(which).cloned().with_context(|| {
+                format!("multi30k {split} ({lang}) image {}: no caption {}", g.id, which + 1)
+            })?;
+            Ok((t, g.id))
+        })
+        .collect()
 }
 
 impl Bilingual {
@@ -90,12 +107,14 @@ impl Bilingual {
     pub fn load(cfg: &ExperimentConfig, source: &str, dir: &Path) -> Result<Self> {
         let spec = &cfg.spec;
         let mut probes: Vec<Vec<String>> = Vec::new();
+        let mut partners: Vec<Vec<String>> = Vec::new();
         let mut ids: Vec<Vec<String>> = Vec::new();
         let (mut n_fit, mut n_test) = (0, 0);
         for lang in &spec.langs {
-            let (mut t, mut i) = probe(dir, &spec.fit_split, lang, spec.fit_groups)?;
+            let (mut t, mut i) = probe(dir, &spec.fit_split, lang, spec.fit_groups, 0)?;
             n_fit = t.len();
-            let (t2, i2) = probe(dir, &spec.test_split, lang, spec.test_groups)?;
+            partners.push(probe(dir, &spec.test_split, lang, spec.test_groups, 1)?.0);
+            let (t2, i2) = probe(dir, &spec.test_split, lang, spec.test_groups, 0)?;
             n_test = t2.len();
             t.extend(t2);
             i.extend(i2);
@@ -132,6 +151,7 @@ impl Bilingual {
         let ids = ids.swap_remove(0);
         Ok(Self {
             probes: two(probes)?,
+            partners: two(partners)?,
             ids,
             n_fit,
             n_test,
@@ -175,9 +195,11 @@ impl Bilingual {
             let config_toml = tcfg.to_toml()?;
             let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
             let t = Instant::now();
+            // Recorded rows: the probes (fit, then test), then the test images' second captions.
+            let recorded = [self.probes[l].as_slice(), &self.partners[l]].concat();
             let (task, summary) = train_recording::<B>(
                 inner,
-                self.probes[l].clone(),
+                recorded,
                 &config_toml,
                 &format!("{} s{seed} {lang}", objective.label()),
                 devices,
@@ -222,21 +244,104 @@ impl Bilingual {
             if a.step != b.step {
                 bail!("snapshot steps differ: {} vs {}", a.step, b.step);
             }
-            let shuffles = if i + 1 == last { spec.null_shuffles } else { 0 };
-            curve.push(prh_core::experiments::multilingual::align_point(
+            // The null at the first point (the random initialisation, a baseline row) and
+            // the last.
+            let shuffles = if i == 0 || i + 1 == last {
+                spec.null_shuffles
+            } else {
+                0
+            };
+            curve.push(self.point(
                 a.step,
-                &a.embeddings,
-                d,
-                &b.embeddings,
-                d,
-                self.n_fit,
-                self.n_test,
-                spec.k,
-                shuffles,
+                [&a.embeddings, &b.embeddings],
+                [d, d],
+                &metric_options(spec, shuffles, true),
             )?);
         }
         Ok(curve)
     }
+
+    /// Alignment of one pair of recorded embeddings (rows: `n_fit` fit probes, `n_test`
+    /// test probes, `n_test` second captions of the test images; widths `d`), with the
+    /// within-language caption 1 vs caption 2 scores on the test images.
+    fn point(
+        &self,
+        step: usize,
+        emb: [&[f32]; 2],
+        d: [usize; 2],
+        opts: &MetricOptions,
+    ) -> Result<AlignmentPoint> {
+        let (n_fit, n) = (self.n_fit, self.n_fit + self.n_test);
+        for (e, w) in emb.iter().zip(d) {
+            if e.len() != (n + self.n_test) * w {
+                bail!(
+                    "recorded embeddings: expected [{}, {w}], got {} values",
+                    n + self.n_test,
+                    e.len()
+                );
+            }
+        }
+        let mut p = prh_core::experiments::multilingual::align_point(
+            step,
+            &emb[0][..n * d[0]],
+            d[0],
+            &emb[1][..n * d[1]],
+            d[1],
+            n_fit,
+            self.n_test,
+            opts,
+        )?;
+        let pair = |l: usize| {
+            prh_core::experiments::multilingual::pair_point(
+                &emb[l][n_fit * d[l]..n * d[l]],
+                &emb[l][n * d[l]..],
+                d[l],
+                opts,
+            )
+        };
+        p.pairs = Some([pair(0)?, pair(1)?]);
+        Ok(p)
+    }
+
+    /// The training-free baseline: each language's TF-IDF ([`Tfidf`], fit on its own
+    /// training captions, `tfidf_features` terms) of the same probe rows, measured as the
+    /// encoders are (the rotation for R@1 fit on the fit rows).
+    pub fn tfidf_point(
+        &self,
+        spec: &prh_core::experiments::multilingual::ExperimentSpec,
+    ) -> Result<AlignmentPoint> {
+        let mut emb = Vec::new();
+        let mut d = [0; 2];
+        for l in 0..2 {
+            let texts: Vec<&str> = self.corpora[l].texts().collect();
+            let t = Tfidf::fit(&texts, spec.tfidf_features);
+            d[l] = t.width();
+            let rows = [self.probes[l].as_slice(), &self.partners[l]].concat();
+            emb.push(t.transform(&rows).iter().map(|&v| v as f32).collect::<Vec<f32>>());
+        }
+        // No outlier clamp: TF-IDF rows are sparse, and the clamp at the 0.95 quantile of
+        // |x| (0 here) would zero them; they are L2-normalised like the encoders' rows.
+        let opts = metric_options(spec, spec.null_shuffles, false);
+        self.point(0, [&emb[0], &emb[1]], d, &opts)
+    }
+}
+
+/// The experiment's metric settings: `spec.k` neighbours, `shuffles` null shuffles, the
+/// PRH outlier clamp when `clamp` (else none), rows L2-normalised.
+fn metric_options(
+    spec: &prh_core::experiments::multilingual::ExperimentSpec,
+    shuffles: usize,
+    clamp: bool,
+) -> MetricOptions {
+    let mut opts = MetricOptions {
+        k: spec.k,
+        null_shuffles: shuffles,
+        ..MetricOptions::default()
+    };
+    if !clamp {
+        opts.preprocess.outlier_q = None;
+    }
+    opts
 }
 
 /// One objective x seed: both languages' probe snapshots, last losses and wall times.
