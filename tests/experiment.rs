@@ -50,16 +50,40 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
         }
         let last = curve.last().unwrap();
         finite_in(&last["null_mean"], 0.0, 1.0, "null_mean");
-        assert!(
-            curve[0]["null_mean"].is_null(),
-            "the null is only computed at the end"
-        );
+        // The random initialisation (step 0) is a baseline row: it gets the null too.
+        finite_in(&curve[0]["null_mean"], 0.0, 1.0, "null_mean at step 0");
+        assert!(curve[1]["null_mean"].is_null(), "no null in between");
+        // Within each language, caption 1 vs caption 2 of the test images.
+        for p in curve {
+            let pairs = p["pairs"].as_array().expect("pairs at every point");
+            assert_eq!(pairs.len(), 2);
+            for side in pairs {
+                for key in ["mutual_knn", "cka", "r1", "r5"] {
+                    finite_in(&side[key], 0.0, 1.0 + 1e-9, key);
+                }
+            }
+        }
         for l in r["final_loss"].as_array().unwrap() {
             assert!(l.as_f64().unwrap().is_finite());
         }
     }
     let summary = results["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 3);
+    let labels: Vec<&str> = summary
+        .iter()
+        .map(|s| s["objective"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["good", "bad", "next-token", "random init", "TF-IDF"]);
+    // The random-init row is the good-view runs' step 0.
+    assert_eq!(
+        summary[3]["mutual_knn"]["mean"].as_f64(),
+        runs[0]["curve"][0]["mutual_knn"].as_f64()
+    );
+    // TF-IDF shares surface words across the two languages' *own* vocabularies only
+    // through structure: it must be measured, not zeroed by the clamp (a zeroed input
+    // scores mutual k-NN 1 from ties).
+    let tfidf = &results["tfidf"];
+    finite_in(&tfidf["mutual_knn"], 0.0, 0.9, "TF-IDF mutual k-NN");
+    finite_in(&tfidf["pairs"][0]["r1"], 0.05, 1.0, "TF-IDF en caption R@1");
     for s in summary {
         for key in ["mutual_knn", "cka", "r1_a_to_b", "null_mean"] {
             finite_in(&s[key]["mean"], 0.0, 1.0 + 1e-9, key);
@@ -106,9 +130,21 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
 
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(md.contains("| objective | mutual k-NN"));
-    for obj in ["| good |", "| bad |", "| next-token |"] {
+    for obj in [
+        "| good |",
+        "| bad |",
+        "| next-token |",
+        "| random init |",
+        "| TF-IDF |",
+    ] {
         assert!(md.contains(obj), "{obj} missing from report.md");
     }
+    assert!(md.contains("en cap 1 vs 2: mutual k-NN"));
+    let command = results["command"].as_str().unwrap();
+    assert!(
+        command.starts_with("prh-native experiment views-multilingual"),
+        "{command}"
+    );
     for key in ["mutual_knn", "cka", "r1"] {
         let svg = std::fs::read_to_string(out.path().join(format!("alignment_{key}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -376,4 +412,110 @@ fn unknown_scaling_measure_is_named() {
         err.contains("experiment.scaling.measure") && err.contains("audio"),
         "{err}"
     );
+}
+
+/// Writes side `side` of a generated pair of multi-view corpora: `n` groups per split
+/// (ids shared by both sides), each with 3 texts describing one of 6 scenes (an animal and
+/// a place) in that side's own words, so the two sides share meaning but no token.
+fn write_paired_corpus(dir: &std::path::Path, side: usize, n: usize) {
+    let animals = [["dog", "hound"], ["chien", "toutou"]];
+    let more = [["cat", "horse", "bird"], ["chat", "cheval", "oiseau"]];
+    let places = [["beach", "park"], ["plage", "parc"]];
+    let verbs = [["runs on the", "plays in the", "sits by the"], ["court sur la", "joue dans le", "reste pres de la"]];
+    for (split, offset) in [("train", 0), ("val", 10_000), ("test", 20_000)] {
+        let mut lines = String::new();
+        for g in 0..n {
+            let scene = (g * 7 + offset) % 12;
+            let (a, p) = (scene % 4, scene / 4 % 2);
+            let animal = if a < 1 { animals[side][g % 2] } else { more[side][a - 1] };
+            let texts: Vec<String> = (0..3)
+                .map(|t| format!("a {animal} {} {}", verbs[side][(g + t) % 3], places[side][p]))
+                .collect();
+            lines.push_str(
+                &serde_json::json!({"id": format!("{split}-{g}"), "texts": texts}).to_string(),
+            );
+            lines.push('\n');
+        }
+        std::fs::write(dir.join(format!("side{side}.{split}.jsonl")), lines).unwrap();
+    }
+}
+
+#[test]
+fn views_multilingual_reads_any_two_jsonl_corpora_that_share_group_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    for side in 0..2 {
+        write_paired_corpus(dir.path(), side, 60);
+    }
+    let corpora = format!(
+        "experiment.corpora=[\"{}\", \"{}\"]",
+        dir.path().join("side0.{split}.jsonl").display(),
+        dir.path().join("side1.{split}.jsonl").display()
+    );
+    let out = dir.path().join("out");
+    let o = bin()
+        .args(["experiment", "views-multilingual", "--quick", "--out"])
+        .arg(&out)
+        .args(["--set", &corpora])
+        .args(["--set", "experiment.test_split=test", "--set", "experiment.langs=[\"a\", \"b\"]"])
+        .args(["--set", "experiment.fit_groups=40", "--set", "experiment.test_groups=40"])
+        .args(["--set", "experiment.objectives=[\"good\"]", "--set", "train.tokenizer.vocab_size=100"])
+        .env_remove("PRH_DATA")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["n_fit"].as_u64(), Some(40));
+    assert_eq!(r["n_test"].as_u64(), Some(40));
+    let last = r["runs"][0]["curve"].as_array().unwrap().last().unwrap().clone();
+    finite_in(&last["mutual_knn"], 0.0, 1.0, "mutual_knn");
+    finite_in(&last["pairs"][1]["r1"], 0.0, 1.0, "side b pair R@1");
+    // TF-IDF: the sides share no word, so each side's TF-IDF rows are exact functions of the
+    // scene, and scenes repeat: their neighbourhoods agree far above chance (10/39).
+    finite_in(&r["tfidf"]["mutual_knn"], 0.4, 1.0, "TF-IDF mutual k-NN");
+
+    // A side whose test groups have one text cannot give the caption-vs-caption score.
+    std::fs::write(
+        dir.path().join("side1.test.jsonl"),
+        "{\"id\": \"test-0\", \"texts\": [\"un chien\"]}\n",
+    )
+    .unwrap();
+    let o = bin()
+        .args(["experiment", "views-multilingual", "--quick", "--out"])
+        .arg(&out)
+        .args(["--set", &corpora, "--set", "experiment.test_split=test"])
+        .env_remove("PRH_DATA")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("side1.test.jsonl") && err.contains("test-0") && err.contains("texts"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quick_text_ablation_scores_each_row_against_the_baselines() {
+    let Some(data) = data_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let (r, _) = run_quick("text-ablation", &data, out.path(), &[]);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "2 rows x 1 seed");
+    for row in rows {
+        for key in ["mutual_knn", "r1"] {
+            finite_in(&row["pair"][key], 0.0, 1.0, key);
+            finite_in(&row["pair_init"][key], 0.0, 1.0, key);
+        }
+        assert_eq!(row["steps"].as_u64(), Some(12));
+    }
+    assert!(rows[0]["cross"].is_null());
+    finite_in(&rows[1]["cross"]["mutual_knn"], 0.0, 1.0, "cross mutual_knn");
+    assert_eq!(r["heldout_split"], "val");
+    finite_in(&r["tfidf"]["pairs"][0]["r1"], 0.05, 1.0, "TF-IDF pair R@1");
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(md.contains("| TF-IDF (no training) |") && md.contains("| bag of embeddings, spectral |"));
 }

@@ -23,13 +23,34 @@ pub struct ResultsHeader {
     pub wall_s: f64,
 }
 
+/// The command line as a user would retype it: the binary as `prh-native` (not the path
+/// it ran from) and absolute paths below the working directory made relative to it, so a
+/// results file names no path of the machine it ran on.
+fn portable_command(args: impl Iterator<Item = String>) -> String {
+    let cwd = std::env::current_dir().ok();
+    args.enumerate()
+        .map(|(i, a)| {
+            if i == 0 {
+                return "prh-native".to_string();
+            }
+            match &cwd {
+                Some(c) => std::path::Path::new(&a)
+                    .strip_prefix(c)
+                    .map_or(a.clone(), |r| r.display().to_string()),
+                None => a,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl ResultsHeader {
     /// The header of experiment `name` (config from `source`, `--device device`), run for
     /// `wall_s` seconds by this process's command line.
     pub fn new(name: &str, source: &str, device: &str, wall_s: f64) -> Self {
         ResultsHeader {
             experiment: name.to_string(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
+            command: portable_command(std::env::args()),
             config_source: source.to_string(),
             sets: None,
             device: device.to_string(),

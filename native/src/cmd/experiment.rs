@@ -36,13 +36,14 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod ablation;
 mod bilingual;
 mod scaling;
 mod views_vision;
 mod vision;
 
 /// Built-in configs: (experiment, full, quick).
-const BUILT_IN: [(&str, &str, &str); 3] = [
+const BUILT_IN: [(&str, &str, &str); 4] = [
     (
         "views-multilingual",
         include_str!("../../../configs/experiments/views-multilingual.toml"),
@@ -57,6 +58,11 @@ const BUILT_IN: [(&str, &str, &str); 3] = [
         "scaling",
         include_str!("../../../configs/experiments/scaling.toml"),
         include_str!("../../../configs/experiments/scaling-quick.toml"),
+    ),
+    (
+        "text-ablation",
+        include_str!("../../../configs/experiments/text-ablation.toml"),
+        include_str!("../../../configs/experiments/text-ablation-quick.toml"),
     ),
 ];
 
@@ -84,6 +90,22 @@ fn load_config(args: &Args) -> Result<(String, ExperimentConfig)> {
     Ok((source, cfg))
 }
 
+/// Where the two-sided experiments read Multi30k (`--data`, `PRH_DATA`, ../shared/data);
+/// not needed when `experiment.corpora` names the corpus files.
+pub(super) fn corpus_dir(
+    args: &Args,
+    spec: &prh_core::experiments::multilingual::ExperimentSpec,
+) -> Result<PathBuf> {
+    match corpus::data_dir(args.data.as_deref()) {
+        Some(d) => Ok(d),
+        None if !spec.corpora.is_empty() => Ok(PathBuf::new()),
+        None => bail!(
+            "no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under \
+             DIR/multi30k), or name two JSONL corpora in experiment.corpora"
+        ),
+    }
+}
+
 /// The report folder (`--out`, default runs/experiments/NAME[-quick]), created.
 fn out_dir(args: &Args) -> Result<PathBuf> {
     let out = args.out.clone().unwrap_or_else(|| {
@@ -100,7 +122,7 @@ fn out_dir(args: &Args) -> Result<PathBuf> {
 /// Run an experiment of issue 6 and write its report folder.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Experiment: views-multilingual, views-vision or scaling.
+    /// Experiment: views-multilingual, views-vision, scaling or text-ablation.
     pub name: String,
     /// The smoke-test size (one seed, tiny budget; minutes on a CPU).
     #[arg(long)]
@@ -241,9 +263,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
-    let dir = corpus::data_dir(args.data.as_deref()).context(
-        "no data directory: pass --data DIR or set PRH_DATA (Multi30k lives under DIR/multi30k)",
-    )?;
+    let dir = corpus_dir(args, spec)?;
     let out = out_dir(args)?;
     let bi = Bilingual::load(&cfg, &source, &dir)?;
     bi.save_tokenizers(&spec.langs, &out)?;
@@ -328,8 +348,9 @@ fn export_run<B: AutodiffBackend>(
         .snapshots
         .last()
         .context("no final snapshot recorded")?;
-    let d = last.embeddings.len() / (n_fit + n_test);
-    let test = &last.embeddings[n_fit * d..];
+    // Recorded rows: fit probes, test probes, then the test images' second captions.
+    let d = last.embeddings.len() / (n_fit + 2 * n_test);
+    let test = &last.embeddings[n_fit * d..(n_fit + n_test) * d];
     let p = dir.join(format!("{objective}.{lang}.test.npy"));
     prh_core::formats::npy::write_npy(&p, &[n_test, d], test)
         .with_context(|| format!("writing {}", p.display()))?;
@@ -566,8 +587,11 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
         "views-multilingual" => views_multilingual::<B>(args, devices),
         "views-vision" => views_vision::run::<B>(args, devices),
         "scaling" => scaling::run::<B>(args, devices),
+        "text-ablation" => ablation::run::<B>(args, devices),
         other => {
-            bail!("experiment: expected views-multilingual, views-vision or scaling, got `{other}`")
+            bail!(
+                "experiment: expected views-multilingual, views-vision, scaling or text-ablation, got `{other}`"
+            )
         }
     }
 }

@@ -64,9 +64,39 @@ pub struct ExperimentSpec {
     pub vision: crate::experiments::vision::VisionSpec,
     /// `scaling`: the sample budgets.
     pub scaling: ScalingSpec,
+    /// Two JSONL corpora (`{"id", "texts": [...]}` a line), one per side, with `{split}`
+    /// standing for the split name (`fit_split`, `test_split`, `[train] data.train_split`),
+    /// e.g. `["my/en.{split}.jsonl", "my/fr.{split}.jsonl"]`; groups are matched by id.
+    /// Empty: Multi30k in `langs` under the data directory.
+    pub corpora: Vec<String>,
+    /// `text-ablation`: the rows, each a set of `[train]` overrides (module docs of the
+    /// native command).
+    pub ablation: Vec<AblationRow>,
     /// Terms of the TF-IDF baseline ([`crate::text::tfidf`]; the most frequent in each
     /// language's training texts; 0: all).
     pub tfidf_features: usize,
+}
+
+/// One row of `text-ablation` (`[[experiment.ablation]]`): what it changes, as `[train]`
+/// overrides applied after the experiment's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AblationRow {
+    /// What the row tries, in words (the report's first column).
+    pub name: String,
+    /// `[train]` overrides, `key.path=value` as `--set train.key.path=value` takes them.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Objective of the row (default good views).
+    #[serde(default = "good_views")]
+    pub objective: ViewKind,
+    /// Also train the second language and score the two against each other.
+    #[serde(default)]
+    pub cross: bool,
+}
+
+fn good_views() -> ViewKind {
+    ViewKind::Good
 }
 
 /// The `[experiment.scaling]` table: one run per objective and budget.
@@ -111,6 +141,8 @@ impl Default for ExperimentSpec {
             vision: Default::default(),
             scaling: Default::default(),
             tfidf_features: 2048,
+            ablation: Vec::new(),
+            corpora: Vec::new(),
         }
     }
 }

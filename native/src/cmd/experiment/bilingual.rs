@@ -70,26 +70,71 @@ fn two<T>(v: Vec<T>) -> Result<[T; 2]> {
         .map_err(|v: Vec<T>| anyhow::anyhow!("expected 2 languages, got {}", v.len()))
 }
 
-/// Caption `which` (0: the first) of the first `max` (0: all) groups of `split`, and the
-/// image ids.
-fn probe(
+/// Side `l`'s corpus of `split`: `spec.corpora[l]` with `{split}` replaced (JSONL, one
+/// `{"id", "texts"}` group a line), else Multi30k's `split` in language `spec.langs[l]`.
+fn read_side(
+    spec: &prh_core::experiments::multilingual::ExperimentSpec,
+    dir: &Path,
+    l: usize,
+    split: &str,
+) -> Result<(String, Corpus)> {
+    if spec.corpora.is_empty() {
+        let name = format!("multi30k {split}.{}", spec.langs[l]);
+        return Ok((name, corpus::read_multi30k(dir, split, &spec.langs[l])?));
+    }
+    let path = spec.corpora[l].replace("{split}", split);
+    Ok((path.clone(), corpus::read_jsonl(Path::new(&path))?))
+}
+
+/// The groups of `split` that both sides have (by id, in side A's order; at most `max`,
+/// 0: all): per side, the first text and (when `need_second`; else empty) the second of
+/// each, and the ids.
+#[allow(clippy::type_complexity)]
+fn matched(
+    spec: &prh_core::experiments::multilingual::ExperimentSpec,
     dir: &Path,
     split: &str,
-    lang: &str,
     max: usize,
-    which: usize,
-) -> Result<(Vec<String>, Vec<String>)> {
-    let mut c = corpus::read_multi30k(dir, split, lang)?;
-    c.truncate(max);
-    c.groups
-        .into_iter()
-        .map(|g| {
-            let t = g.texts.get(which).cloned().with_context(|| {
-                format!("multi30k {split} ({lang}) image {}: no caption {}", g.id, which + 1)
+    need_second: bool,
+) -> Result<([Vec<String>; 2], [Vec<String>; 2], Vec<String>)> {
+    let (name_a, a) = read_side(spec, dir, 0, split)?;
+    let (name_b, b) = read_side(spec, dir, 1, split)?;
+    let index: std::collections::HashMap<&str, &corpus::Group> =
+        b.groups.iter().map(|g| (g.id.as_str(), g)).collect();
+    let (mut first, mut second, mut ids) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()], Vec::new());
+    for ga in &a.groups {
+        if max > 0 && ids.len() == max {
+            break;
+        }
+        let Some(gb) = index.get(ga.id.as_str()) else {
+            continue;
+        };
+        for (side, (g, name)) in [(ga, &name_a), (*gb, &name_b)].into_iter().enumerate() {
+            first[side].push(g.texts[0].clone());
+            if !need_second {
+                continue;
+            }
+            let second_text = g.texts.get(1).with_context(|| {
+                format!(
+                    "{name}: group {} field texts: has {} text(s), but the within-side \
+                     score (text 1 vs text 2) needs at least 2",
+                    g.id,
+                    g.texts.len()
+                )
             })?;
-            Ok((t, g.id))
-        })
-        .collect()
+            second[side].push(second_text.clone());
+        }
+        ids.push(ga.id.clone());
+    }
+    if ids.len() <= spec.k + 1 {
+        bail!(
+            "{name_a} and {name_b}: {} group id(s) in common, need more than k + 1 = {} \
+             (the two corpora must share group ids)",
+            ids.len(),
+            spec.k + 1
+        );
+    }
+    Ok((first, second, ids))
 }
 
 impl Bilingual {
@@ -103,36 +148,29 @@ impl Bilingual {
         Ok(())
     }
 
-    /// Reads the probes and training corpora of `spec.langs` from `dir` (Multi30k).
+    /// Reads the probes and training corpora of the two sides: Multi30k's `spec.langs`
+    /// under `dir`, or the JSONL files `spec.corpora` (probes: the groups of the fit and
+    /// test splits whose ids both sides have).
     pub fn load(cfg: &ExperimentConfig, source: &str, dir: &Path) -> Result<Self> {
         let spec = &cfg.spec;
-        let mut probes: Vec<Vec<String>> = Vec::new();
-        let mut partners: Vec<Vec<String>> = Vec::new();
-        let mut ids: Vec<Vec<String>> = Vec::new();
-        let (mut n_fit, mut n_test) = (0, 0);
-        for lang in &spec.langs {
-            let (mut t, mut i) = probe(dir, &spec.fit_split, lang, spec.fit_groups, 0)?;
-            n_fit = t.len();
-            partners.push(probe(dir, &spec.test_split, lang, spec.test_groups, 1)?.0);
-            let (t2, i2) = probe(dir, &spec.test_split, lang, spec.test_groups, 0)?;
-            n_test = t2.len();
-            t.extend(t2);
-            i.extend(i2);
-            probes.push(t);
-            ids.push(i);
-        }
-        if ids[0] != ids[1] || probes[0].len() != probes[1].len() {
+        if !spec.corpora.is_empty() && spec.corpora.len() != 2 {
             bail!(
-                "the {} and {} probe splits do not list the same images",
-                spec.langs[0],
-                spec.langs[1]
+                "experiment.corpora: expected two JSONL paths (one per side), got {}",
+                spec.corpora.len()
             );
         }
+        let (fit, _, fit_ids) = matched(spec, dir, &spec.fit_split, spec.fit_groups, false)?;
+        let (test, partners, test_ids) = matched(spec, dir, &spec.test_split, spec.test_groups, true)?;
+        let (n_fit, n_test) = (fit_ids.len(), test_ids.len());
+        let [fit_a, fit_b] = fit;
+        let [test_a, test_b] = test;
+        let probes = [[fit_a, test_a].concat(), [fit_b, test_b].concat()];
+        let mut ids = vec![[fit_ids, test_ids].concat()];
         let base = cfg.train_config(source, ViewKind::Good, 0, &spec.langs[0])?;
         let mut corpora = Vec::new();
         let mut toks = Vec::new();
-        for lang in &spec.langs {
-            let mut c = corpus::read_multi30k(dir, &base.data.train_split, lang)?;
+        for (l, lang) in spec.langs.iter().enumerate() {
+            let (_, mut c) = read_side(spec, dir, l, &base.data.train_split)?;
             c.truncate(base.data.max_groups);
             toks.push(tokenizer_for(&base.tokenizer, lang, &c)?);
             corpora.push(c);
@@ -150,8 +188,8 @@ impl Bilingual {
         }
         let ids = ids.swap_remove(0);
         Ok(Self {
-            probes: two(probes)?,
-            partners: two(partners)?,
+            probes,
+            partners,
             ids,
             n_fit,
             n_test,
@@ -185,43 +223,96 @@ impl Bilingual {
     ) -> Result<PairRun> {
         let mut snaps = Vec::new();
         let (mut final_loss, mut train_s) = ([0.0; 2], [0.0; 2]);
-        for (l, lang) in cfg.spec.langs.iter().enumerate() {
-            let mut tcfg = cfg.train_config(source, objective, seed, lang)?;
-            if let Some(s) = steps {
-                tcfg.run.steps = s;
-                tcfg.optim.warmup_steps = tcfg.optim.warmup_steps.min(s / 10);
-            }
-            tcfg.run.eval_every = eval_every;
-            let config_toml = tcfg.to_toml()?;
-            let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
-            let t = Instant::now();
-            // Recorded rows: the probes (fit, then test), then the test images' second captions.
-            let recorded = [self.probes[l].as_slice(), &self.partners[l]].concat();
-            let (task, summary) = train_recording::<B>(
-                inner,
-                recorded,
-                &config_toml,
-                &format!("{} s{seed} {lang}", objective.label()),
-                devices,
-            )
-            .with_context(|| format!("training {} seed {seed} ({lang})", objective.label()))?;
-            train_s[l] = t.elapsed().as_secs_f64();
-            final_loss[l] = summary.last_loss;
-            on_trained(l, &task, &summary, &config_toml)?;
-            eprintln!(
-                "{} seed {seed} {lang}: {} steps, loss {:.4}, {:.1} s",
-                objective.label(),
-                summary.steps,
-                summary.last_loss,
-                train_s[l]
-            );
-            snaps.push(task.snapshots);
+        for l in 0..2 {
+            let run = self.train_lang(cfg, source, l, (objective, seed), steps, eval_every, devices, &mut on_trained)?;
+            final_loss[l] = run.final_loss;
+            train_s[l] = run.train_s;
+            snaps.push(run.snaps);
         }
         Ok(PairRun {
             snaps: two(snaps)?,
             final_loss,
             train_s,
         })
+    }
+
+    /// [`Bilingual::train_pair`] for language `l` only.
+    #[allow(clippy::too_many_arguments)]
+    pub fn train_lang<B: AutodiffBackend>(
+        &self,
+        cfg: &ExperimentConfig,
+        source: &str,
+        l: usize,
+        (objective, seed): (ViewKind, u64),
+        steps: Option<usize>,
+        eval_every: usize,
+        devices: Devices<B>,
+        on_trained: &mut impl FnMut(
+            usize,
+            &RecordingTask,
+            &TrainSummary<TextEncoder<B>>,
+            &str,
+        ) -> Result<()>,
+    ) -> Result<LangRun> {
+        let lang = &cfg.spec.langs[l];
+        let mut tcfg = cfg.train_config(source, objective, seed, lang)?;
+        if let Some(s) = steps {
+            tcfg.run.steps = s;
+            tcfg.optim.warmup_steps = tcfg.optim.warmup_steps.min(s / 10);
+        }
+        tcfg.run.eval_every = eval_every;
+        let config_toml = tcfg.to_toml()?;
+        let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
+        let t = Instant::now();
+        // Recorded rows: the probes (fit, then test), then the test images' second captions.
+        let recorded = [self.probes[l].as_slice(), &self.partners[l]].concat();
+        let (task, summary) = train_recording::<B>(
+            inner,
+            recorded,
+            &config_toml,
+            &format!("{} s{seed} {lang}", objective.label()),
+            devices,
+        )
+        .with_context(|| format!("training {} seed {seed} ({lang})", objective.label()))?;
+        let train_s = t.elapsed().as_secs_f64();
+        on_trained(l, &task, &summary, &config_toml)?;
+        eprintln!(
+            "{} seed {seed} {lang}: {} steps, loss {:.4}, {train_s:.1} s",
+            objective.label(),
+            summary.steps,
+            summary.last_loss,
+        );
+        Ok(LangRun {
+            snaps: task.snapshots,
+            final_loss: summary.last_loss,
+            train_s,
+            steps: summary.steps,
+        })
+    }
+
+    /// Caption 1 vs caption 2 of the test images, from one recorded snapshot of width `d`
+    /// (either language's: the rows are laid out alike).
+    pub fn pair_of(
+        &self,
+        snap: &Snapshot,
+        d: usize,
+        k: usize,
+    ) -> Result<prh_core::measure::retrieval::PairScores> {
+        let n = self.n_fit + self.n_test;
+        let e = &snap.embeddings;
+        if e.len() != (n + self.n_test) * d {
+            bail!("recorded embeddings: expected [{}, {d}], got {} values", n + self.n_test, e.len());
+        }
+        let opts = MetricOptions {
+            k,
+            ..MetricOptions::default()
+        };
+        Ok(prh_core::experiments::multilingual::pair_point(
+            &e[self.n_fit * d..n * d],
+            &e[n * d..],
+            d,
+            &opts,
+        )?)
     }
 
     /// Alignment of the two languages at every recorded step of `run` (the permutation
@@ -342,6 +433,14 @@ fn metric_options(
         opts.preprocess.outlier_q = None;
     }
     opts
+}
+
+/// One language's run: its probe snapshots, last loss, wall time and steps done.
+pub(super) struct LangRun {
+    pub snaps: Vec<Snapshot>,
+    pub final_loss: f64,
+    pub train_s: f64,
+    pub steps: usize,
 }
 
 /// One objective x seed: both languages' probe snapshots, last losses and wall times.
