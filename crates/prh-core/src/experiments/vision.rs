@@ -147,6 +147,9 @@ pub struct VisionOptions {
     pub match_restarts: usize,
     /// Seed of the null, the hidden permutation and the matcher.
     pub seed: u64,
+    /// The PRH outlier clamp before the metrics (off for sparse text features such as
+    /// TF-IDF, which it would zero).
+    pub clamp: bool,
 }
 
 /// Every score of one text encoder against the vision vectors.
@@ -246,11 +249,17 @@ pub fn vision_alignment(
     let r = measure(
         &fa,
         &fb,
-        &MetricOptions {
-            k: opts.k,
-            null_shuffles: opts.null_shuffles,
-            seed: opts.seed,
-            ..MetricOptions::default()
+        &{
+            let mut m = MetricOptions {
+                k: opts.k,
+                null_shuffles: opts.null_shuffles,
+                seed: opts.seed,
+                ..MetricOptions::default()
+            };
+            if !opts.clamp {
+                m.preprocess.outlier_q = None;
+            }
+            m
         },
     )?;
     // 2. Rotation fit on the fit classes, retrieval among the test classes.
@@ -420,6 +429,7 @@ mod tests {
             null_shuffles: 10,
             match_restarts: 2,
             seed: 0,
+            clamp: true,
         };
         let (s, map) = vision_alignment(&text, d_t, &vision, d_v, &is_test, &opts).unwrap();
         // Not exactly 1: PRH's per-coordinate outlier clamp is not rotation invariant.

@@ -9,13 +9,14 @@ use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::ExperimentConfig;
 use prh_core::experiments::multilingual::bands;
 use prh_core::experiments::report::{Series, svg_bands};
-use prh_core::experiments::vision::VisionScores;
 use prh_core::theory::view_kind::ViewKind;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
-use super::vision::{VisionData, load, score, stats_of, train_one, write_exports};
+use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
+use prh_core::experiments::vision::VisionScores;
+use prh_core::text::tfidf::Tfidf;
 use super::{Args, load_config, out_dir};
 
 /// One objective x seed: scores at each recorded step (the last with null and matcher).
@@ -68,7 +69,9 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             runs.push(run);
         }
     }
-    let rows = summary_rows(&cfg, &runs, &init_points)?;
+    let tfidf = tfidf_scores(&cfg, &data)?;
+    let mut rows = summary_rows(&cfg, &runs, &init_points)?;
+    rows.push(("TF-IDF".to_string(), stats_of(&[tfidf])?));
     let wall_s = t0.elapsed().as_secs_f64();
     let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
     let body = serde_json::json!({
@@ -169,6 +172,20 @@ fn train_and_score<B: AutodiffBackend>(
         train_s: tr.train_s,
     };
     Ok((run, init_point))
+}
+
+/// The training-free baseline: TF-IDF ([`Tfidf`], fit on the training texts,
+/// `tfidf_features` terms) of the 1,000 class texts, scored as the encoders are but
+/// without the outlier clamp (the rows are sparse).
+fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScores> {
+    let texts: Vec<&str> = data
+        .groups
+        .iter()
+        .flat_map(|g| g.texts.iter().map(String::as_str))
+        .collect();
+    let t = Tfidf::fit(&texts, cfg.spec.tfidf_features);
+    let emb: Vec<f32> = t.transform(&data.class_texts).iter().map(|&v| v as f32).collect();
+    Ok(score_with(data, cfg, (&emb, t.width()), 0, true, false)?.0)
 }
 
 /// Summaries: final step per objective, plus the random-init row.

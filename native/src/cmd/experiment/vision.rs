@@ -243,6 +243,18 @@ pub(super) fn score(
     seed: u64,
     last: bool,
 ) -> Result<(VisionScores, ClassMap)> {
+    score_with(data, cfg, (emb, d), seed, last, true)
+}
+
+/// [`score`] with the outlier clamp on or off (`clamp`).
+pub(super) fn score_with(
+    data: &VisionData,
+    cfg: &ExperimentConfig,
+    (emb, d): (&[f32], usize),
+    seed: u64,
+    last: bool,
+    clamp: bool,
+) -> Result<(VisionScores, ClassMap)> {
     let opts = VisionOptions {
         k: cfg.spec.k,
         null_shuffles: if last { cfg.spec.null_shuffles } else { 0 },
@@ -252,6 +264,7 @@ pub(super) fn score(
             1
         },
         seed,
+        clamp,
     };
     Ok(vision_alignment(
         emb,
