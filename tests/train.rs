@@ -321,6 +321,53 @@ fn periodic_evaluation_against_a_frozen_target_keeps_the_best_checkpoint() {
     assert_eq!(best.meta.best, Some(max));
 }
 
+/// Without a target, a held-out set whose groups have two texts is scored caption vs
+/// caption (no second model): `pair_*` metrics at each evaluation, and the best checkpoint
+/// follows `pair_mutual_knn`; `eval.pairs = false` turns it off.
+#[test]
+fn heldout_pairs_are_scored_without_a_second_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = write_toy_corpus(tmp.path());
+    let run = tmp.path().join("run");
+    check(&train(
+        &corpus,
+        &run,
+        &["eval.max_groups=40", "eval.k=5", "run.eval_every=4"],
+    ));
+    let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+    let evals: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|v| v.get("eval").cloned())
+        .collect();
+    assert_eq!(evals.len(), 2, "steps 4 and 8");
+    for e in &evals {
+        for key in ["pair_mutual_knn", "pair_cka", "pair_r1", "pair_r5"] {
+            let x = e[key].as_f64().unwrap();
+            assert!((0.0..=1.0 + 1e-9).contains(&x), "{key} = {x}");
+        }
+        assert!(e.get("mutual_knn").is_none(), "no target, no cross-model score");
+        // R@5 counts R@1's hits and more.
+        assert!(e["pair_r5"].as_f64() >= e["pair_r1"].as_f64());
+    }
+    let best =
+        prh_core::train::checkpoint::Checkpoint::read(&run.join("checkpoints/best.ckpt")).unwrap();
+    let max = evals
+        .iter()
+        .map(|e| e["pair_mutual_knn"].as_f64().unwrap())
+        .fold(f64::MIN, f64::max);
+    assert_eq!(best.meta.best, Some(max));
+
+    let off = tmp.path().join("off");
+    check(&train(
+        &corpus,
+        &off,
+        &["eval.pairs=false", "run.eval_every=4"],
+    ));
+    let text = std::fs::read_to_string(off.join("metrics.jsonl")).unwrap();
+    assert!(!text.contains("\"eval\""), "eval.pairs = false and no target: no evaluation");
+}
+
 /// `data.source = "shards"` through the binary: a plain and a gzip shard stream through
 /// training, and a run stopped at step 4 and resumed equals the uninterrupted one.
 #[test]

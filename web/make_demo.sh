@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds the playground's demo assets from real data (Multi30k, see ../shared/data):
-#   web/assets/demo_model.prh.safetensors  the tiny good-view text encoder (configs/tiny.toml,
-#                                           500 steps), exported for the Checkpoint lab;
+#   web/assets/demo_model.prh.safetensors  a good-view English text encoder with the
+#                                           views-multilingual recipe (bag of embeddings,
+#                                           spectral loss, 800 steps x 128 images; issue
+#                                           20), exported for the Checkpoint lab;
 #   web/assets/demo_a.npy, demo_b.npy      that encoder's embeddings of caption 1 and
 #                                           caption 2 of the first 300 Multi30k test_2016
 #                                           images (Alignment lab demo sets: same images,
@@ -43,10 +45,14 @@ if [ "${1:-}" = --vision ]; then
   ls -l web/assets/demo_vision.*
   exit 0
 fi
-NATIVE=${1:-${CARGO_TARGET_DIR:-target}/debug/prh-native}
+NATIVE=${1:-${CARGO_TARGET_DIR:-target}/release/prh-native}
 DATA=${PRH_DATA:?set PRH_DATA to the data folder}
 WORK=$(mktemp -d)
-"$NATIVE" train --config configs/tiny.toml --set run.steps=500 --set run.checkpoint_every=250 --out "$WORK/run"
+RECIPE=(--set 'model.size="custom"' --set model.d_model=128 --set model.layers=0 --set model.heads=4
+  --set model.d_ff=256 --set 'loss.kind="spectral"' --set optim.lr=6e-3 --set optim.warmup_steps=50
+  --set views.batch_size=128 --set views.n_global=5 --set views.n_local=0 --set run.steps=800
+  --set tokenizer.vocab_size=4000 --set run.checkpoint_every=400 --set run.eval_every=0)
+"$NATIVE" train --config configs/good-en.toml "${RECIPE[@]}" --data "$DATA" --out "$WORK/run"
 "$NATIVE" export --run "$WORK/run" --out web/assets/demo_model.prh.safetensors
 zcat "$DATA/multi30k/task2/raw/test_2016.1.en.gz" | head -300 > "$WORK/cap1.txt"
 zcat "$DATA/multi30k/task2/raw/test_2016.2.en.gz" | head -300 > "$WORK/cap2.txt"
