@@ -72,7 +72,10 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
         .iter()
         .map(|s| s["objective"].as_str().unwrap())
         .collect();
-    assert_eq!(labels, ["good", "bad", "next-token", "random init", "TF-IDF"]);
+    assert_eq!(
+        labels,
+        ["good", "bad", "next-token", "random init", "TF-IDF"]
+    );
     // The random-init row is the good-view runs' step 0.
     assert_eq!(
         summary[3]["mutual_knn"]["mean"].as_f64(),
@@ -249,7 +252,12 @@ fn quick_views_vision_writes_report_and_web_exports() {
     assert_eq!(rows, ["good", "bad", "next-token", "random init", "TF-IDF"]);
     // TF-IDF of the class texts ("lemmas: definition") is measured, not zeroed by the
     // clamp: the published full-size value is 0.228, far above chance (0.010).
-    finite_in(&summary[4]["stats"]["mutual_knn"]["mean"], 0.05, 0.9, "TF-IDF mutual k-NN");
+    finite_in(
+        &summary[4]["stats"]["mutual_knn"]["mean"],
+        0.05,
+        0.9,
+        "TF-IDF mutual k-NN",
+    );
     for s in summary {
         for key in [
             "mutual_knn",
@@ -430,15 +438,28 @@ fn write_paired_corpus(dir: &std::path::Path, side: usize, n: usize) {
     let animals = [["dog", "hound"], ["chien", "toutou"]];
     let more = [["cat", "horse", "bird"], ["chat", "cheval", "oiseau"]];
     let places = [["beach", "park"], ["plage", "parc"]];
-    let verbs = [["runs on the", "plays in the", "sits by the"], ["court sur la", "joue dans le", "reste pres de la"]];
+    let verbs = [
+        ["runs on the", "plays in the", "sits by the"],
+        ["court sur la", "joue dans le", "reste pres de la"],
+    ];
     for (split, offset) in [("train", 0), ("val", 10_000), ("test", 20_000)] {
         let mut lines = String::new();
         for g in 0..n {
             let scene = (g * 7 + offset) % 12;
             let (a, p) = (scene % 4, scene / 4 % 2);
-            let animal = if a < 1 { animals[side][g % 2] } else { more[side][a - 1] };
+            let animal = if a < 1 {
+                animals[side][g % 2]
+            } else {
+                more[side][a - 1]
+            };
             let texts: Vec<String> = (0..3)
-                .map(|t| format!("a {animal} {} {}", verbs[side][(g + t) % 3], places[side][p]))
+                .map(|t| {
+                    format!(
+                        "a {animal} {} {}",
+                        verbs[side][(g + t) % 3],
+                        places[side][p]
+                    )
+                })
                 .collect();
             lines.push_str(
                 &serde_json::json!({"id": format!("{split}-{g}"), "texts": texts}).to_string(),
@@ -465,9 +486,24 @@ fn views_multilingual_reads_any_two_jsonl_corpora_that_share_group_ids() {
         .args(["experiment", "views-multilingual", "--quick", "--out"])
         .arg(&out)
         .args(["--set", &corpora])
-        .args(["--set", "experiment.test_split=test", "--set", "experiment.langs=[\"a\", \"b\"]"])
-        .args(["--set", "experiment.fit_groups=40", "--set", "experiment.test_groups=40"])
-        .args(["--set", "experiment.objectives=[\"good\"]", "--set", "train.tokenizer.vocab_size=100"])
+        .args([
+            "--set",
+            "experiment.test_split=test",
+            "--set",
+            "experiment.langs=[\"a\", \"b\"]",
+        ])
+        .args([
+            "--set",
+            "experiment.fit_groups=40",
+            "--set",
+            "experiment.test_groups=40",
+        ])
+        .args([
+            "--set",
+            "experiment.objectives=[\"good\"]",
+            "--set",
+            "train.tokenizer.vocab_size=100",
+        ])
         .env_remove("PRH_DATA")
         .current_dir(dir.path())
         .output()
@@ -478,7 +514,12 @@ fn views_multilingual_reads_any_two_jsonl_corpora_that_share_group_ids() {
         serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(r["n_fit"].as_u64(), Some(40));
     assert_eq!(r["n_test"].as_u64(), Some(40));
-    let last = r["runs"][0]["curve"].as_array().unwrap().last().unwrap().clone();
+    let last = r["runs"][0]["curve"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     finite_in(&last["mutual_knn"], 0.0, 1.0, "mutual_knn");
     finite_in(&last["pairs"][1]["r1"], 0.0, 1.0, "side b pair R@1");
     // TF-IDF: the sides share no word, so each side's TF-IDF rows are exact functions of the
@@ -522,9 +563,16 @@ fn quick_text_ablation_scores_each_row_against_the_baselines() {
         assert_eq!(row["steps"].as_u64(), Some(12));
     }
     assert!(rows[0]["cross"].is_null());
-    finite_in(&rows[1]["cross"]["mutual_knn"], 0.0, 1.0, "cross mutual_knn");
+    finite_in(
+        &rows[1]["cross"]["mutual_knn"],
+        0.0,
+        1.0,
+        "cross mutual_knn",
+    );
     assert_eq!(r["heldout_split"], "val");
     finite_in(&r["tfidf"]["pairs"][0]["r1"], 0.05, 1.0, "TF-IDF pair R@1");
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
-    assert!(md.contains("| TF-IDF (no training) |") && md.contains("| bag of embeddings, spectral |"));
+    assert!(
+        md.contains("| TF-IDF (no training) |") && md.contains("| bag of embeddings, spectral |")
+    );
 }

@@ -346,7 +346,10 @@ fn heldout_pairs_are_scored_without_a_second_model() {
             let x = e[key].as_f64().unwrap();
             assert!((0.0..=1.0 + 1e-9).contains(&x), "{key} = {x}");
         }
-        assert!(e.get("mutual_knn").is_none(), "no target, no cross-model score");
+        assert!(
+            e.get("mutual_knn").is_none(),
+            "no target, no cross-model score"
+        );
         // R@5 counts R@1's hits and more.
         assert!(e["pair_r5"].as_f64() >= e["pair_r1"].as_f64());
     }
@@ -365,7 +368,10 @@ fn heldout_pairs_are_scored_without_a_second_model() {
         &["eval.pairs=false", "run.eval_every=4"],
     ));
     let text = std::fs::read_to_string(off.join("metrics.jsonl")).unwrap();
-    assert!(!text.contains("\"eval\""), "eval.pairs = false and no target: no evaluation");
+    assert!(
+        !text.contains("\"eval\""),
+        "eval.pairs = false and no target: no evaluation"
+    );
 }
 
 /// `data.source = "shards"` through the binary: a plain and a gzip shard stream through

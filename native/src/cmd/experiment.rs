@@ -240,10 +240,7 @@ impl Summary {
             seed_stats(&points.iter().map(|p| f(p)).collect::<Vec<_>>())
         };
         let pair = |l: usize, f: &dyn Fn(&prh_core::measure::retrieval::PairScores) -> f64| {
-            let v: Option<Vec<f64>> = points
-                .iter()
-                .map(|p| p.pairs.map(|ps| f(&ps[l])))
-                .collect();
+            let v: Option<Vec<f64>> = points.iter().map(|p| p.pairs.map(|ps| f(&ps[l]))).collect();
             v.map(|v| seed_stats(&v)).transpose()
         };
         Ok(Summary {
@@ -324,7 +321,16 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
         write_file(&p, test_ids)?;
     }
     let tfidf = bi.tfidf_point(spec)?;
-    write_report(args, &cfg, &source, &out, (&runs, &tfidf), n_fit, n_test, t0)?;
+    write_report(
+        args,
+        &cfg,
+        &source,
+        &out,
+        (&runs, &tfidf),
+        n_fit,
+        n_test,
+        t0,
+    )?;
     Ok(())
 }
 
@@ -557,8 +563,13 @@ fn report_md(
 /// views at the final step, and whether their seed ranges overlap.
 fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
     let mut md = String::new();
-    let good = summaries.iter().find(|s| s.objective == ViewKind::Good.label());
-    for s in summaries.iter().filter(|s| s.objective != ViewKind::Good.label()) {
+    let good = summaries
+        .iter()
+        .find(|s| s.objective == ViewKind::Good.label());
+    for s in summaries
+        .iter()
+        .filter(|s| s.objective != ViewKind::Good.label())
+    {
         if let Some(g) = good {
             let overlap =
                 g.mutual_knn.min <= s.mutual_knn.max && s.mutual_knn.min <= g.mutual_knn.max;

@@ -261,9 +261,8 @@ fn eval_set(cfg: &TrainConfig, held: &Heldout) -> Result<Option<EvalSet>> {
             t.data[..n * row].to_vec(),
         )?);
     }
-    let pairs = cfg.eval.pairs
-        && n > cfg.eval.k
-        && held.partners[..n].iter().all(|p| !p.is_empty());
+    let pairs =
+        cfg.eval.pairs && n > cfg.eval.k && held.partners[..n].iter().all(|p| !p.is_empty());
     if target.is_none() && !pairs {
         return Ok(None);
     }

@@ -459,7 +459,11 @@ pub fn pair_point(
     let wide = |x: &[f32], name: &str| {
         Features::new(name, n, 1, d, x.iter().map(|&v| f64::from(v)).collect())
     };
-    PairScores::of(&wide(first, "caption 1")?, &wide(second, "caption 2")?, opts)
+    PairScores::of(
+        &wide(first, "caption 1")?,
+        &wide(second, "caption 2")?,
+        opts,
+    )
 }
 
 /// Spread of one score over seeds.

@@ -246,22 +246,18 @@ pub fn vision_alignment(
     // 1. Mutual k-NN, its null and CKA over every class (no fitted map).
     let fa = Features::new("text classes", n, 1, d_t, text.clone())?;
     let fb = Features::new("vision classes", n, 1, d_v, vision.to_vec())?;
-    let r = measure(
-        &fa,
-        &fb,
-        &{
-            let mut m = MetricOptions {
-                k: opts.k,
-                null_shuffles: opts.null_shuffles,
-                seed: opts.seed,
-                ..MetricOptions::default()
-            };
-            if !opts.clamp {
-                m.preprocess.outlier_q = None;
-            }
-            m
-        },
-    )?;
+    let r = measure(&fa, &fb, &{
+        let mut m = MetricOptions {
+            k: opts.k,
+            null_shuffles: opts.null_shuffles,
+            seed: opts.seed,
+            ..MetricOptions::default()
+        };
+        if !opts.clamp {
+            m.preprocess.outlier_q = None;
+        }
+        m
+    })?;
     // 2. Rotation fit on the fit classes, retrieval among the test classes.
     let t = from_row_major(n, d_t, &text)?;
     let v = from_row_major(n, d_v, vision)?;

@@ -186,7 +186,10 @@ mod tests {
         data[..4].copy_from_slice(&[1.0, 2.0, 3.0, 4.0]);
         let f = Features::new("tfidf.npy", 10, 1, 10, data).unwrap();
         let err = Preprocess::default().threshold(&f).unwrap_err().to_string();
-        assert!(err.contains("tfidf.npy") && err.contains("--no-clamp"), "{err}");
+        assert!(
+            err.contains("tfidf.npy") && err.contains("--no-clamp"),
+            "{err}"
+        );
         let off = Preprocess {
             outlier_q: None,
             ..Preprocess::default()

@@ -163,14 +163,15 @@ impl PairScores {
     ) -> Result<Self> {
         let opts = crate::measure::metrics::MetricOptions {
             null_shuffles: 0,
-            ..opts.clone()
+            ..*opts
         };
         let r = crate::measure::metrics::measure(a, b, &opts)?;
         let as_matrix = |f: &crate::formats::features::Features| -> Result<Matrix> {
             let rows = f.layer(0)?;
             Ok(Matrix::from_fn(f.n, f.d, |i, j| rows[i * f.d + j]))
         };
-        let ranked = RetrievalScores::from_ranks(&ranks(as_matrix(a)?.as_ref(), as_matrix(b)?.as_ref())?)?;
+        let ranked =
+            RetrievalScores::from_ranks(&ranks(as_matrix(a)?.as_ref(), as_matrix(b)?.as_ref())?)?;
         Ok(PairScores {
             mutual_knn: r.scores.mutual_knn,
             cka: r.scores.cka,

@@ -45,7 +45,7 @@ impl Tfidf {
         let mut kept: Vec<(String, (usize, usize))> = df.into_iter().collect();
         if max_features > 0 && kept.len() > max_features {
             // Stable sort: equal counts keep the alphabetical order of the BTreeMap.
-            kept.sort_by(|a, b| b.1.1.cmp(&a.1.1));
+            kept.sort_by_key(|k| std::cmp::Reverse(k.1.1));
             kept.truncate(max_features);
             kept.sort_by(|a, b| a.0.cmp(&b.0));
         }

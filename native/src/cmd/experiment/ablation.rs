@@ -42,7 +42,9 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
     if spec.ablation.is_empty() {
-        anyhow::bail!("{source}: experiment.ablation: expected at least one [[experiment.ablation]] row");
+        anyhow::bail!(
+            "{source}: experiment.ablation: expected at least one [[experiment.ablation]] row"
+        );
     }
     let dir = super::corpus_dir(args, spec)?;
     let out = out_dir(args)?;
@@ -63,7 +65,16 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         for &seed in &spec.seeds {
             let mut none = |_: usize, _: &_, _: &_, _: &str| Ok(());
             let (first, cross) = if row.cross {
-                let pair = bi.train_pair::<B>(&rcfg, &source, row.objective, seed, None, 0, devices, none)?;
+                let pair = bi.train_pair::<B>(
+                    &rcfg,
+                    &source,
+                    row.objective,
+                    seed,
+                    None,
+                    0,
+                    devices,
+                    none,
+                )?;
                 let curve = bi.curve(&rcfg, &source, &pair)?;
                 let steps = curve.last().map_or(0, |p| p.step);
                 let first = super::bilingual::LangRun {
@@ -74,7 +85,16 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
                 };
                 (first, curve.last().copied())
             } else {
-                let run = bi.train_lang::<B>(&rcfg, &source, 0, (row.objective, seed), None, 0, devices, &mut none)?;
+                let run = bi.train_lang::<B>(
+                    &rcfg,
+                    &source,
+                    0,
+                    (row.objective, seed),
+                    None,
+                    0,
+                    devices,
+                    &mut none,
+                )?;
                 (run, None)
             };
             let (init, last) = match (first.snaps.first(), first.snaps.last()) {
@@ -99,7 +119,10 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
                 r.pair.mutual_knn,
                 r.pair.r1,
                 r.cross
-                    .map(|c| format!("; {} vs {} mutual k-NN {:.4}", spec.langs[0], spec.langs[1], c.mutual_knn))
+                    .map(|c| format!(
+                        "; {} vs {} mutual k-NN {:.4}",
+                        spec.langs[0], spec.langs[1], c.mutual_knn
+                    ))
                     .unwrap_or_default()
             );
         }
@@ -116,8 +139,14 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "rows": results,
     });
     write_results(&out, &header, &body)?;
-    write_file(&out.join("report.md"), report_md(&cfg, &header, &results, &tfidf))?;
-    eprintln!("report folder {}: results.json report.md ({wall_s:.1} s)", out.display());
+    write_file(
+        &out.join("report.md"),
+        report_md(&cfg, &header, &results, &tfidf),
+    )?;
+    eprintln!(
+        "report folder {}: results.json report.md ({wall_s:.1} s)",
+        out.display()
+    );
     Ok(())
 }
 
@@ -168,7 +197,11 @@ fn report_md(
         tfidf.r1_a_to_b,
     );
     for r in rows {
-        let cross = |f: fn(&AlignmentPoint) -> f64| r.cross.as_ref().map_or("–".into(), |c| format!("{:.4}", f(c)));
+        let cross = |f: fn(&AlignmentPoint) -> f64| {
+            r.cross
+                .as_ref()
+                .map_or("–".into(), |c| format!("{:.4}", f(c)))
+        };
         let _ = writeln!(
             md,
             "| {} | `{}` | {} | {} | {:.0} | {:.4} ({:.4}) | {:.4} ({:.4}) | {} | {} | {} |",

@@ -9,10 +9,10 @@ use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{
     AlignmentPoint, ExperimentConfig, RecordingTask, Snapshot,
 };
+use prh_core::measure::metrics::MetricOptions;
 use prh_core::models::text_encoder::TextEncoder;
 use prh_core::tasks::text::TextTask;
 use prh_core::text::corpus::{self, Corpus};
-use prh_core::measure::metrics::MetricOptions;
 use prh_core::text::tfidf::Tfidf;
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
@@ -101,7 +101,11 @@ fn matched(
     let (name_b, b) = read_side(spec, dir, 1, split)?;
     let index: std::collections::HashMap<&str, &corpus::Group> =
         b.groups.iter().map(|g| (g.id.as_str(), g)).collect();
-    let (mut first, mut second, mut ids) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()], Vec::new());
+    let (mut first, mut second, mut ids) = (
+        [Vec::new(), Vec::new()],
+        [Vec::new(), Vec::new()],
+        Vec::new(),
+    );
     for ga in &a.groups {
         if max > 0 && ids.len() == max {
             break;
@@ -160,7 +164,8 @@ impl Bilingual {
             );
         }
         let (fit, _, fit_ids) = matched(spec, dir, &spec.fit_split, spec.fit_groups, false)?;
-        let (test, partners, test_ids) = matched(spec, dir, &spec.test_split, spec.test_groups, true)?;
+        let (test, partners, test_ids) =
+            matched(spec, dir, &spec.test_split, spec.test_groups, true)?;
         let (n_fit, n_test) = (fit_ids.len(), test_ids.len());
         let [fit_a, fit_b] = fit;
         let [test_a, test_b] = test;
@@ -224,7 +229,16 @@ impl Bilingual {
         let mut snaps = Vec::new();
         let (mut final_loss, mut train_s) = ([0.0; 2], [0.0; 2]);
         for l in 0..2 {
-            let run = self.train_lang(cfg, source, l, (objective, seed), steps, eval_every, devices, &mut on_trained)?;
+            let run = self.train_lang(
+                cfg,
+                source,
+                l,
+                (objective, seed),
+                steps,
+                eval_every,
+                devices,
+                &mut on_trained,
+            )?;
             final_loss[l] = run.final_loss;
             train_s[l] = run.train_s;
             snaps.push(run.snaps);
@@ -301,7 +315,11 @@ impl Bilingual {
         let n = self.n_fit + self.n_test;
         let e = &snap.embeddings;
         if e.len() != (n + self.n_test) * d {
-            bail!("recorded embeddings: expected [{}, {d}], got {} values", n + self.n_test, e.len());
+            bail!(
+                "recorded embeddings: expected [{}, {d}], got {} values",
+                n + self.n_test,
+                e.len()
+            );
         }
         let opts = MetricOptions {
             k,
@@ -403,12 +421,17 @@ impl Bilingual {
     ) -> Result<AlignmentPoint> {
         let mut emb = Vec::new();
         let mut d = [0; 2];
-        for l in 0..2 {
+        for (l, width) in d.iter_mut().enumerate() {
             let texts: Vec<&str> = self.corpora[l].texts().collect();
             let t = Tfidf::fit(&texts, spec.tfidf_features);
-            d[l] = t.width();
+            *width = t.width();
             let rows = [self.probes[l].as_slice(), &self.partners[l]].concat();
-            emb.push(t.transform(&rows).iter().map(|&v| v as f32).collect::<Vec<f32>>());
+            emb.push(
+                t.transform(&rows)
+                    .iter()
+                    .map(|&v| v as f32)
+                    .collect::<Vec<f32>>(),
+            );
         }
         // No outlier clamp: TF-IDF rows are sparse, and the clamp at the 0.95 quantile of
         // |x| (0 here) would zero them; they are L2-normalised like the encoders' rows.

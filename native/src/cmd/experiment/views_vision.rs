@@ -15,9 +15,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
+use super::{Args, load_config, out_dir};
 use prh_core::experiments::vision::VisionScores;
 use prh_core::text::tfidf::Tfidf;
-use super::{Args, load_config, out_dir};
 
 /// One objective x seed: scores at each recorded step (the last with null and matcher).
 #[derive(Serialize)]
@@ -184,7 +184,11 @@ fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScore
         .flat_map(|g| g.texts.iter().map(String::as_str))
         .collect();
     let t = Tfidf::fit(&texts, cfg.spec.tfidf_features);
-    let emb: Vec<f32> = t.transform(&data.class_texts).iter().map(|&v| v as f32).collect();
+    let emb: Vec<f32> = t
+        .transform(&data.class_texts)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
     Ok(score_with(data, cfg, (&emb, t.width()), 0, true, false)?.0)
 }
 
