@@ -113,3 +113,29 @@ mod tests {
         assert!(fit(a.as_ref(), Mat::<f64>::zeros(3, 2).as_ref()).is_err());
     }
 }
+
+#[cfg(test)]
+mod wide_tests {
+    use super::*;
+
+    /// Sparse rows wider than the target (TF-IDF terms vs 1,280-d vision rows): many
+    /// all-zero columns make A^T B rank-deficient with exact zero rows.
+    #[test]
+    fn wide_sparse_fit_is_finite() {
+        let (n, d, e) = (100, 2048, 1280);
+        let a = Matrix::from_fn(n, d, |i, j| {
+            if j % 5 == 0 && (i * 31 + j * 7) % 11 == 0 {
+                1.0 + (i % 3) as f64
+            } else {
+                0.0
+            }
+        });
+        let b = Matrix::from_fn(n, e, |i, j| ((i * 13 + j * 17) % 23) as f64 / 23.0 - 0.5);
+        let f = fit(a.as_ref(), b.as_ref()).unwrap();
+        let bad = (0..d)
+            .flat_map(|i| (0..e).map(move |j| (i, j)))
+            .filter(|&(i, j)| !f.q[(i, j)].is_finite())
+            .count();
+        assert_eq!(bad, 0, "non-finite entries in Q");
+    }
+}
