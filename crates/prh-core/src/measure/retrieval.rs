@@ -166,12 +166,15 @@ impl PairScores {
             ..*opts
         };
         let r = crate::measure::metrics::measure(a, b, &opts)?;
-        let as_matrix = |f: &crate::formats::features::Features| -> Result<Matrix> {
-            let rows = f.layer(0)?;
-            Ok(Matrix::from_fn(f.n, f.d, |i, j| rows[i * f.d + j]))
+        // Layer 0 as given: `ranks` normalises the rows itself.
+        let raw = crate::measure::preprocess::Preprocess {
+            outlier_q: None,
+            normalize: false,
         };
-        let ranked =
-            RetrievalScores::from_ranks(&ranks(as_matrix(a)?.as_ref(), as_matrix(b)?.as_ref())?)?;
+        let ranked = RetrievalScores::from_ranks(&ranks(
+            raw.layer_matrix(a, 0)?.as_ref(),
+            raw.layer_matrix(b, 0)?.as_ref(),
+        )?)?;
         Ok(PairScores {
             mutual_knn: r.scores.mutual_knn,
             cka: r.scores.cka,

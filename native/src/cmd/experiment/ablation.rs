@@ -62,6 +62,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             .model
             .dims()
             .0;
+        let opts = super::bilingual::metric_options(spec, 0, true);
         for &seed in &spec.seeds {
             let mut none = |_: usize, _: &_, _: &_, _: &str| Ok(());
             let (first, cross) = if row.cross {
@@ -107,8 +108,8 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
                 seed,
                 steps: first.steps,
                 train_s: first.train_s,
-                pair: bi.pair_of(last, d, spec.k)?,
-                pair_init: bi.pair_of(init, d, spec.k)?,
+                pair: bi.pair_scores(&last.embeddings, d, &opts)?,
+                pair_init: bi.pair_scores(&init.embeddings, d, &opts)?,
                 cross,
             });
             let r = results.last().context("a row was just pushed")?;

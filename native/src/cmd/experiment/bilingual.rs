@@ -170,7 +170,7 @@ impl Bilingual {
         let [fit_a, fit_b] = fit;
         let [test_a, test_b] = test;
         let probes = [[fit_a, test_a].concat(), [fit_b, test_b].concat()];
-        let mut ids = vec![[fit_ids, test_ids].concat()];
+        let ids = [fit_ids, test_ids].concat();
         let base = cfg.train_config(source, ViewKind::Good, 0, &spec.langs[0])?;
         let mut corpora = Vec::new();
         let mut toks = Vec::new();
@@ -191,7 +191,6 @@ impl Bilingual {
                 tt += toks[0].encode(t)?.len().min(cap);
             }
         }
-        let ids = ids.swap_remove(0);
         Ok(Self {
             probes,
             partners,
@@ -278,11 +277,9 @@ impl Bilingual {
         let config_toml = tcfg.to_toml()?;
         let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
         let t = Instant::now();
-        // Recorded rows: the probes (fit, then test), then the test images' second captions.
-        let recorded = [self.probes[l].as_slice(), &self.partners[l]].concat();
         let (task, summary) = train_recording::<B>(
             inner,
-            recorded,
+            self.recorded_rows(l),
             &config_toml,
             &format!("{} s{seed} {lang}", objective.label()),
             devices,
@@ -304,16 +301,22 @@ impl Bilingual {
         })
     }
 
-    /// Caption 1 vs caption 2 of the test images, from one recorded snapshot of width `d`
-    /// (either language's: the rows are laid out alike).
-    pub fn pair_of(
+    /// The texts recorded for language `l`, in the row layout [`Bilingual::point`] and
+    /// [`Bilingual::pair_scores`] read: the probes (fit, then test), then the test
+    /// images' second captions.
+    fn recorded_rows(&self, l: usize) -> Vec<String> {
+        [self.probes[l].as_slice(), &self.partners[l]].concat()
+    }
+
+    /// Caption 1 vs caption 2 of the test images from one language's recorded rows `e`
+    /// (width `d`, [`Bilingual::recorded_rows`]' layout).
+    pub fn pair_scores(
         &self,
-        snap: &Snapshot,
+        e: &[f32],
         d: usize,
-        k: usize,
+        opts: &MetricOptions,
     ) -> Result<prh_core::measure::retrieval::PairScores> {
         let n = self.n_fit + self.n_test;
-        let e = &snap.embeddings;
         if e.len() != (n + self.n_test) * d {
             bail!(
                 "recorded embeddings: expected [{}, {d}], got {} values",
@@ -321,15 +324,11 @@ impl Bilingual {
                 e.len()
             );
         }
-        let opts = MetricOptions {
-            k,
-            ..MetricOptions::default()
-        };
         Ok(prh_core::experiments::multilingual::pair_point(
             &e[self.n_fit * d..n * d],
             &e[n * d..],
             d,
-            &opts,
+            opts,
         )?)
     }
 
@@ -380,35 +379,22 @@ impl Bilingual {
         d: [usize; 2],
         opts: &MetricOptions,
     ) -> Result<AlignmentPoint> {
-        let (n_fit, n) = (self.n_fit, self.n_fit + self.n_test);
-        for (e, w) in emb.iter().zip(d) {
-            if e.len() != (n + self.n_test) * w {
-                bail!(
-                    "recorded embeddings: expected [{}, {w}], got {} values",
-                    n + self.n_test,
-                    e.len()
-                );
-            }
-        }
+        let n = self.n_fit + self.n_test;
+        let pairs = [
+            self.pair_scores(emb[0], d[0], opts)?,
+            self.pair_scores(emb[1], d[1], opts)?,
+        ];
         let mut p = prh_core::experiments::multilingual::align_point(
             step,
             &emb[0][..n * d[0]],
             d[0],
             &emb[1][..n * d[1]],
             d[1],
-            n_fit,
+            self.n_fit,
             self.n_test,
             opts,
         )?;
-        let pair = |l: usize| {
-            prh_core::experiments::multilingual::pair_point(
-                &emb[l][n_fit * d[l]..n * d[l]],
-                &emb[l][n * d[l]..],
-                d[l],
-                opts,
-            )
-        };
-        p.pairs = Some([pair(0)?, pair(1)?]);
+        p.pairs = Some(pairs);
         Ok(p)
     }
 
@@ -425,9 +411,8 @@ impl Bilingual {
             let texts: Vec<&str> = self.corpora[l].texts().collect();
             let t = Tfidf::fit(&texts, spec.tfidf_features);
             *width = t.width();
-            let rows = [self.probes[l].as_slice(), &self.partners[l]].concat();
             emb.push(
-                t.transform(&rows)
+                t.transform(&self.recorded_rows(l))
                     .iter()
                     .map(|&v| v as f32)
                     .collect::<Vec<f32>>(),
@@ -442,7 +427,7 @@ impl Bilingual {
 
 /// The experiment's metric settings: `spec.k` neighbours, `shuffles` null shuffles, the
 /// PRH outlier clamp when `clamp` (else none), rows L2-normalised.
-fn metric_options(
+pub(super) fn metric_options(
     spec: &prh_core::experiments::multilingual::ExperimentSpec,
     shuffles: usize,
     clamp: bool,
