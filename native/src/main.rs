@@ -42,6 +42,8 @@ enum Command {
     Match(cmd::matching::Args),
     /// Train a text encoder: good-view / bad-view JEPA or next-token (run folder, resume).
     Train(cmd::train::Args),
+    /// Caption held-out pictures: image encoder -> a map fitted on N pairs -> a text-only decoder.
+    Caption(cmd::caption::Args),
     /// Embed texts with a trained run's checkpoint into an .npy file.
     Embed(cmd::embed::Args),
     /// Export a trained encoder as the web app's safetensors bundle.
@@ -74,6 +76,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Align(args) => cmd::align::run(args),
         Command::Match(args) => cmd::matching::run(args),
         Command::Train(args) => cmd::train::run(args),
+        Command::Caption(args) => cmd::caption::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Sigreg(args) => cmd::sigreg::run(args),

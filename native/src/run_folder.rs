@@ -73,6 +73,22 @@ impl RunConfigFile for SceneTrainConfig {
     }
 }
 
+impl RunConfigFile for prh_core::tasks::scene::decoder::DecoderTrainConfig {
+    const SAVED: &'static str = "the saved config and tokenizer";
+    fn parse(source: &str, text: &str, sets: &[String]) -> Result<Self> {
+        Ok(Self::from_toml(source, text, sets)?)
+    }
+    fn model_mismatch(&self, stored: &Self) -> Option<(String, String)> {
+        let describe = |c: &Self| {
+            let mut d = c.decoder.clone();
+            // What the checkpoint does not depend on.
+            (d.batch_size, d.noise, d.beam) = (0, 0.0, 0);
+            format!("{d:?}")
+        };
+        (describe(stored) != describe(self)).then(|| (describe(stored), describe(self)))
+    }
+}
+
 /// The config stored in checkpoint `ck` (read from `path`).
 pub fn stored_config<C: RunConfigFile>(ck: &Checkpoint, path: &Path) -> Result<C> {
     let source = format!("{} (stored config)", path.display());
@@ -395,4 +411,77 @@ pub fn load_text_model<B: Backend>(
         &ck.model,
         device,
     )?)
+}
+
+/// A scene run folder loaded for inference ([`load_scene`]).
+pub struct SceneRun<B: Backend> {
+    /// The run's resolved config (`config.toml`).
+    pub cfg: SceneTrainConfig,
+    /// Its world.
+    pub world: prh_core::scene::SceneWorld,
+    /// Its caption tokenizer (rendered caption runs).
+    pub tokenizer: Option<TextTokenizer>,
+    /// Its latest checkpoint (the final model of a finished run).
+    pub ck: Checkpoint,
+    /// The trained encoder.
+    pub model: prh_core::tasks::scene::SceneModel<B>,
+}
+
+/// Loads the scene run folder `dir` (a `scene-image` or `scene-caption` run of `prh-native
+/// train` or `demo`) for inference: its config, tokenizer and latest checkpoint, checked
+/// to agree. `flag` names the command-line flag in errors.
+pub fn load_scene<B: Backend>(dir: &Path, flag: &str, device: &B::Device) -> Result<SceneRun<B>> {
+    let p = dir.join("config.toml");
+    if !p.exists() {
+        bail!(
+            "{flag} {}: {} not found (expected a scene run folder of `prh-native train` or \
+             `prh-native demo`)",
+            dir.display(),
+            p.display()
+        );
+    }
+    let kind = task_kind(&p.display().to_string(), &read_config(&p)?, &[])?;
+    if !matches!(kind, TaskKind::SceneImage | TaskKind::SceneCaption) {
+        bail!(
+            "{flag} {}: {} has task.kind = {kind:?}, expected a scene JEPA run (scene-image or \
+             scene-caption)",
+            dir.display(),
+            p.display()
+        );
+    }
+    let cfg = SceneTrainConfig::parse(&p.display().to_string(), &read_config(&p)?, &[])?;
+    let ck_path = dir.join("checkpoints").join("latest.ckpt");
+    if !ck_path.exists() {
+        bail!(
+            "{flag} {}: {} not found: the run has not saved a checkpoint yet",
+            dir.display(),
+            ck_path.display()
+        );
+    }
+    let ck = Checkpoint::read(&ck_path)?;
+    let stored: SceneTrainConfig = stored_config(&ck, &ck_path)?;
+    if let Some((was, says)) = cfg.model_mismatch(&stored) {
+        bail!(
+            "{}: checkpoint of another model config: it was written for {was}, but {} says \
+             {says}",
+            ck_path.display(),
+            p.display()
+        );
+    }
+    let world = cfg.build_world()?;
+    let tokenizer = if cfg.needs_tokenizer() {
+        Some(read_tokenizer(&dir.join("tokenizer.json"))?)
+    } else {
+        None
+    };
+    let model =
+        prh_core::tasks::scene::load_model::<B>(&cfg, &world, tokenizer.as_ref(), &ck, device)
+            .with_context(|| format!("loading {}", ck_path.display()))?;
+    Ok(SceneRun {
+        cfg,
+        world,
+        tokenizer,
+        ck,
+        model,
+    })
 }

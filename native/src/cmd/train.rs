@@ -18,6 +18,7 @@
 //! `checkpoints/best.ckpt` (atomic), `embeddings.npy` + `embeddings_ids.txt` (held-out
 //! texts embedded by the final model).
 
+use super::train_decoder;
 use super::train_scene;
 use crate::backend::{Devices, OnTrainBackend, on_train_backend};
 use crate::run_folder::{Request, RunFolder, read_tokenizer};
@@ -373,6 +374,7 @@ pub fn run(args: Args) -> Result<()> {
                 TaskKind::SceneImage | TaskKind::SceneCaption => {
                     train_scene::train(&self.0.request(), devices)
                 }
+                TaskKind::SceneDecoder => train_decoder::train(&self.0.request(), devices),
             }
         }
     }

@@ -3,6 +3,7 @@
 //! reports.
 //! May use: every other wing (the top of the house).
 
+pub mod captioner;
 pub mod convergence;
 pub mod demo;
 pub mod multilingual;

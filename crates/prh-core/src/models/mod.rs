@@ -3,6 +3,7 @@
 //! how they are trained lives in `tasks`.
 //! May use: `linalg`, `text`, `scene`, `backend`.
 
+pub mod caption_decoder;
 pub mod image_encoder;
 pub mod symbolic_encoder;
 pub mod text_encoder;

@@ -202,6 +202,51 @@ pub fn caption_tokenizer(world: &SceneWorld) -> Result<TextTokenizer> {
     TextTokenizer::from_bytes("caption tokenizer", json.to_string().as_bytes())
 }
 
+/// Every caption the renderer writes for the uncorrupted views of state `z` (each template
+/// with each of the 32 synonym choices, duplicates removed): the reference captions the
+/// captioner is scored against (128 per state).
+pub fn reference_captions(z: crate::scene::State) -> Vec<String> {
+    let mut out: Vec<String> = (0..TEMPLATES)
+        .flat_map(|t| (0..32u32).map(move |s| caption_with(&SceneView::full(z, t, 0), s)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// What a caption says about each factor: the value its words name (either synonym), or
+/// `None` when it names none (or two different values, which no rendering does).
+///
+/// The inverse of [`caption_with`] on its visible factors: every word the grammar uses
+/// names exactly one factor value, so a rendered caption parses back to the state's
+/// visible values (tested); a generated caption may say anything, and a factor it gets
+/// wrong or omits does not count as right.
+pub fn parse_caption(text: &str) -> [Option<usize>; 4] {
+    let mut found: [Vec<usize>; 4] = Default::default();
+    let named = |words: &[[&str; 2]], w: &str| words.iter().position(|ws| ws.contains(&w));
+    for w in text.split_whitespace() {
+        let w = w.to_lowercase();
+        // The hidden-shape markers ("shape", "object") name no shape.
+        if let Some(v) = named(&SHAPES[..4], &w) {
+            found[0].push(v);
+        }
+        if let Some(v) = named(&COLOURS, &w) {
+            found[1].push(v);
+        }
+        if let Some(v) = named(&SIZES, &w) {
+            found[2].push(v);
+        }
+        // A place is its first word ("northwest" of "northwest corner").
+        if let Some(v) = PLACES.iter().position(|ps| ps[0] == w) {
+            found[3].push(v);
+        }
+    }
+    found.map(|vs| match vs.as_slice() {
+        [first, rest @ ..] if rest.iter().all(|v| v == first) => Some(*first),
+        _ => None,
+    })
+}
+
 /// BERT's pre-tokenisation of ASCII text after lower-casing: words are runs of
 /// alphanumerics; every other non-space character is a word of its own.
 fn bert_words(text: &str) -> Vec<String> {
@@ -320,6 +365,39 @@ mod tests {
         assert_eq!(
             bert_words("A red-ish Circle, top"),
             ["a", "red", "-", "ish", "circle", ",", "top"]
+        );
+    }
+
+    /// Every rendered caption of every state, template and visibility parses back to the
+    /// state's visible factor values (and nothing for hidden ones); references are the 128
+    /// distinct full captions of a state.
+    #[test]
+    fn captions_parse_back_to_their_visible_factors() {
+        let w = SceneWorld::new(SceneConfig::demo(0)).unwrap();
+        for i in 0..w.n_states() {
+            let z = w.state(i);
+            for mask in 0..32u32 {
+                let visible = [0, 1, 2, 3].map(|b| mask & (1 << b) != 0);
+                for t in 0..TEMPLATES {
+                    for synonyms in [0u32, 7, 31] {
+                        let v = SceneView {
+                            visible,
+                            nuisance_visible: mask & 16 != 0,
+                            ..SceneView::full(z, t, 0)
+                        };
+                        let text = caption_with(&v, synonyms);
+                        let want = [0, 1, 2, 3].map(|f| visible[f].then_some(z[f]));
+                        assert_eq!(parse_caption(&text), want, "{text}");
+                    }
+                }
+            }
+            let refs = reference_captions(z);
+            assert_eq!(refs.len(), 128);
+            assert!(refs.iter().all(|r| parse_caption(r) == z.map(Some)));
+        }
+        assert_eq!(
+            parse_caption("a red blue circle"),
+            [Some(0), None, None, None]
         );
     }
 }

@@ -24,13 +24,16 @@ pub enum TaskKind {
     SceneImage,
     /// The scene world's caption JEPA ([`crate::tasks::scene::SceneTrainConfig`]).
     SceneCaption,
+    /// A text-only caption decoder of a trained caption JEPA
+    /// ([`crate::tasks::scene::decoder::DecoderTrainConfig`]).
+    SceneDecoder,
 }
 
 /// The `[task]` section every training config shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
 pub struct TaskConfig {
-    /// `text` (default), `scene-image` or `scene-caption`.
+    /// `text` (default), `scene-image`, `scene-caption` or `scene-decoder`.
     pub kind: TaskKind,
 }
 

@@ -2,6 +2,7 @@
 //! the text views (spans, masks) and the WordNet reader.
 //! May use: `linalg`, `formats`. No burn.
 
+pub mod caption_scores;
 pub mod corpus;
 pub mod shards;
 pub mod tfidf;

@@ -15,6 +15,7 @@
 //! `[views]`, `[image]` and `[caption]` are the scene's. Every field has a default, so a
 //! file names only what it changes; unknown keys are errors naming the nearest valid key.
 
+pub mod decoder;
 pub mod task;
 
 use serde::{Deserialize, Serialize};
@@ -213,6 +214,10 @@ impl SceneTrainConfig {
             TaskKind::SceneCaption => Ok(Modality::Text),
             TaskKind::Text => Err(Error::invalid(
                 "task.kind = \"text\" is read by config::TrainConfig, not the scene config",
+            )),
+            TaskKind::SceneDecoder => Err(Error::invalid(
+                "task.kind = \"scene-decoder\" is read by decoder::DecoderTrainConfig, not the \
+                 scene JEPA config",
             )),
         }
     }
@@ -474,6 +479,36 @@ pub fn untrained_model<B: Backend>(
             Ok(SceneModel::Caption(Box::new((model, tok.clone()))))
         }
     }
+}
+
+/// The encoder of a scene run's checkpoint `ck` (written under `cfg`) on an inference
+/// backend; rendered captions need the run's `tokenizer`. The caller checks that `ck`
+/// was written for `cfg`'s model ([`SceneTrainConfig::same_model`]).
+pub fn load_model<B: Backend>(
+    cfg: &SceneTrainConfig,
+    world: &SceneWorld,
+    tokenizer: Option<&TextTokenizer>,
+    ck: &Checkpoint,
+    device: &B::Device,
+) -> Result<SceneModel<B>> {
+    use crate::train::checkpoint::module_from_bytes;
+    Ok(match untrained_model::<B>(cfg, world, tokenizer, device)? {
+        SceneModel::Image(m) => {
+            SceneModel::Image(Box::new(module_from_bytes::<B, _>(*m, &ck.model, device)?))
+        }
+        SceneModel::Caption(c) => {
+            let (m, tok) = *c;
+            SceneModel::Caption(Box::new((
+                module_from_bytes::<B, _>(m, &ck.model, device)?,
+                tok,
+            )))
+        }
+        SceneModel::Symbolic(s) => {
+            let (m, w, modality) = *s;
+            let m = module_from_bytes::<B, _>(m, &ck.model, device)?;
+            SceneModel::Symbolic(Box::new((m, w, modality)))
+        }
+    })
 }
 
 /// What [`train_scene`] returns.
