@@ -73,7 +73,7 @@ impl RunConfigFile for SceneTrainConfig {
     }
 }
 
-impl RunConfigFile for prh_core::tasks::scene::decoder::DecoderTrainConfig {
+impl RunConfigFile for prh_core::tasks::decoder::DecoderTrainConfig {
     const SAVED: &'static str = "the saved config and tokenizer";
     fn parse(source: &str, text: &str, sets: &[String]) -> Result<Self> {
         Ok(Self::from_toml(source, text, sets)?)

@@ -74,14 +74,21 @@ struct Runs {
 fn load(args: &Args, device: &prh_core::backend::burn::tensor::Device<Inner>) -> Result<Runs> {
     let image = load_scene::<Inner>(&args.image_run, "--image-run", device)?;
     let text = load_scene::<Inner>(&args.text_run, "--text-run", device)?;
-    for (run, flag, want) in [
-        (&image, "--image-run", Modality::Image),
-        (&text, "--text-run", Modality::Text),
+    let kind = |m: Modality| match m {
+        Modality::Image => "scene-image",
+        Modality::Text => "scene-caption",
+    };
+    for (run, flag, dir, want) in [
+        (&image, "--image-run", &args.image_run, Modality::Image),
+        (&text, "--text-run", &args.text_run, Modality::Text),
     ] {
-        if run.cfg.modality()? != want {
+        let is = run.cfg.modality()?;
+        if is != want {
             bail!(
-                "{flag}: a {:?} run, expected a {want:?} run",
-                run.cfg.modality()?
+                "{flag} {}: a {} run, expected a {} run",
+                dir.display(),
+                kind(is),
+                kind(want)
             );
         }
     }

@@ -38,6 +38,7 @@ use std::time::Instant;
 
 mod ablation;
 mod bilingual;
+mod captioner;
 mod scaling;
 mod views_vision;
 mod vision;
@@ -122,7 +123,7 @@ fn out_dir(args: &Args) -> Result<PathBuf> {
 /// Run an experiment of issue 6 and write its report folder.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Experiment: views-multilingual, views-vision, scaling or text-ablation.
+    /// Experiment: views-multilingual, views-vision, scaling, text-ablation or captioner.
     pub name: String,
     /// The smoke-test size (one seed, tiny budget; minutes on a CPU).
     #[arg(long)]
@@ -142,6 +143,10 @@ pub struct Args {
     /// Backend: cpu, wgpu or cuda (compiled in with the cargo feature of that name).
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// captioner only: the encoders of a finished `prh-native demo` folder, instead of
+    /// training them into OUT/demo.
+    #[arg(long)]
+    pub demo: Option<PathBuf>,
 }
 
 /// Trains `inner` from scratch while recording `texts`' embeddings at step 0 and at every
@@ -599,9 +604,10 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
         "views-vision" => views_vision::run::<B>(args, devices),
         "scaling" => scaling::run::<B>(args, devices),
         "text-ablation" => ablation::run::<B>(args, devices),
+        "captioner" => captioner::run::<B>(args, devices),
         other => {
             bail!(
-                "experiment: expected views-multilingual, views-vision, scaling or text-ablation, got `{other}`"
+                "experiment: expected views-multilingual, views-vision, scaling, text-ablation or captioner, got `{other}`"
             )
         }
     }

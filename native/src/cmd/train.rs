@@ -70,7 +70,11 @@ impl Args {
 }
 
 /// Loads corpus `split` as the config says (Multi30k split, or a JSONL file).
-fn load_corpus(cfg: &TrainConfig, data: Option<&Path>, eval: bool) -> Result<Option<Corpus>> {
+pub(crate) fn load_corpus(
+    cfg: &TrainConfig,
+    data: Option<&Path>,
+    eval: bool,
+) -> Result<Option<Corpus>> {
     match cfg.data.source {
         DataSource::Multi30k => {
             let dir = corpus::data_dir(data)
@@ -374,7 +378,9 @@ pub fn run(args: Args) -> Result<()> {
                 TaskKind::SceneImage | TaskKind::SceneCaption => {
                     train_scene::train(&self.0.request(), devices)
                 }
-                TaskKind::SceneDecoder => train_decoder::train(&self.0.request(), devices),
+                TaskKind::SceneDecoder => {
+                    train_decoder::train(&self.0.request(), self.0.data.as_deref(), devices)
+                }
             }
         }
     }

@@ -4,6 +4,7 @@
 //! May use: every wing below it (`linalg` .. `train`).
 
 pub mod bundle;
+pub mod decoder;
 pub mod scene;
 pub mod text;
 
@@ -25,7 +26,7 @@ pub enum TaskKind {
     /// The scene world's caption JEPA ([`crate::tasks::scene::SceneTrainConfig`]).
     SceneCaption,
     /// A text-only caption decoder of a trained caption JEPA
-    /// ([`crate::tasks::scene::decoder::DecoderTrainConfig`]).
+    /// ([`crate::tasks::decoder::DecoderTrainConfig`]).
     SceneDecoder,
 }
 

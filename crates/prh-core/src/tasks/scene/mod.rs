@@ -15,7 +15,6 @@
 //! `[views]`, `[image]` and `[caption]` are the scene's. Every field has a default, so a
 //! file names only what it changes; unknown keys are errors naming the nearest valid key.
 
-pub mod decoder;
 pub mod task;
 
 use serde::{Deserialize, Serialize};
@@ -216,7 +215,7 @@ impl SceneTrainConfig {
                 "task.kind = \"text\" is read by config::TrainConfig, not the scene config",
             )),
             TaskKind::SceneDecoder => Err(Error::invalid(
-                "task.kind = \"scene-decoder\" is read by decoder::DecoderTrainConfig, not the \
+                "task.kind = \"scene-decoder\" is read by tasks::decoder::DecoderTrainConfig, not the \
                  scene JEPA config",
             )),
         }

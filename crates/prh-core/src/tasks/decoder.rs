@@ -1,20 +1,24 @@
 //! The text-only caption decoder (paper §6's captioner, issue 23): `[task] kind =
 //! "scene-decoder"` trains a [`CaptionDecoder`] to write the caption whose embedding a
-//! frozen, separately trained caption JEPA (`decoder.encoder_run`) gives it. It never sees
-//! a picture: at captioning time ([`crate::experiments::captioner`]) the embedding comes
-//! from the image encoder through one fitted map.
+//! frozen, separately trained text encoder (`decoder.encoder_run`) gives it. It never sees
+//! a picture (or another language): at captioning time
+//! ([`crate::experiments::captioner`]) the embedding comes from the other modality's
+//! encoder through one fitted map.
 //!
 //! ```text
 //! $ prh-native train --config configs/caption-decoder.toml \
 //!       --set decoder.encoder_run=runs/demo/spectral_good_text --out runs/decoder-good
 //! ```
 //!
-//! Each step draws `decoder.batch_size` states from p(z), renders each as an uncorrupted
-//! caption (its template from q_text, its synonyms at random), embeds it with the frozen
-//! encoder, adds Gaussian noise of std `decoder.noise` to the [`condition`]ed embedding
-//! (CapDec's noise injection, Nukrai et al. 2022: it makes the decoder tolerant of the
-//! small misfit of a map from another modality) and minimises the teacher-forced
-//! cross-entropy of the caption's tokens and the end token.
+//! Where the captions come from is a [`CaptionSource`]: the scene world's renderer
+//! ([`SceneCaptions`]: each step draws states from p(z) and renders each as an
+//! uncorrupted caption, its template from q_text and its synonyms at random, embedded by
+//! the frozen scene caption encoder) or a text corpus ([`CorpusCaptions`]: Multi30k's
+//! English captions, embedded once by a frozen text JEPA). Each step adds Gaussian noise of
+//! std `decoder.noise` to the [`condition`]ed embeddings (CapDec's noise injection, Nukrai
+//! et al. 2022: it makes the decoder tolerant of the small misfit of a map from another
+//! modality) and minimises the teacher-forced cross-entropy of the caption's tokens and
+//! the end token.
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +30,7 @@ use crate::scene::{Modality, SceneView, SceneWorld};
 use crate::tasks::TaskConfig;
 use crate::tasks::TaskKind;
 use crate::tasks::scene::SceneModel;
+use crate::text::caption_scores::{bleu, words};
 use crate::text::tokenizer::TextTokenizer;
 use crate::train::config::{OptimConfig, RunConfig};
 use crate::train::{StepOutput, TrainTask};
@@ -190,58 +195,74 @@ pub struct EncoderFingerprint {
     pub dim: usize,
 }
 
-/// The decoder as a training task: the frozen caption encoder (on the inference backend
-/// `I`), the world that renders the captions and the tokenizer that reads them.
-pub struct DecoderTask<I: Backend> {
+/// Where a decoder's training captions and their frozen embeddings come from.
+pub trait CaptionSource<I: Backend> {
+    /// The tokenizer of the captions (the encoder's).
+    fn tokenizer(&self) -> &TextTokenizer;
+    /// Step `step`'s `n` captions as token ids, with their [`condition`]ed embeddings.
+    ///
+    /// # Shapes
+    /// -> (`n` token sequences, `[n][e]`)
+    #[allow(clippy::type_complexity)]
+    fn batch(
+        &self,
+        seed: u64,
+        step: usize,
+        n: usize,
+        device: &I::Device,
+    ) -> Result<(Vec<Vec<u32>>, Vec<Vec<f64>>)>;
+    /// Scores of the decoder's greedy captions of the evaluation set.
+    fn evaluate(
+        &self,
+        decoder: &CaptionDecoder<I>,
+        device: &I::Device,
+    ) -> Result<Vec<(String, f64)>>;
+    /// The evaluation score that selects the best checkpoint.
+    fn best_metric(&self) -> &'static str;
+}
+
+/// The scene world's captions, embedded by a frozen scene caption encoder (on the
+/// inference backend `I`); evaluated on the encoder's export captions (one per state).
+pub struct SceneCaptions<I: Backend> {
     /// The frozen caption encoder (a scene-caption run's model).
     pub encoder: SceneModel<I>,
     /// The world of the encoder's run.
     pub world: SceneWorld,
     /// The caption tokenizer (the encoder's own for rendered captions).
     pub tokenizer: TextTokenizer,
-    /// The decoder's architecture.
-    pub spec: DecoderSpec,
-    /// Batch, noise and beam.
-    pub cfg: DecoderConfig,
-    /// The run seed.
-    pub seed: u64,
     /// The evaluation set: one uncorrupted caption per state and its conditioning.
     eval: (Vec<SceneView>, Vec<Vec<f64>>),
 }
 
-impl<I: Backend> DecoderTask<I> {
-    /// The task of `cfg` decoding `encoder` (of width `dim`), evaluated on the encoder's
-    /// export captions (one per state, [`crate::tasks::scene::export_views`]).
+impl<I: Backend> SceneCaptions<I> {
+    /// The captions of `world` embedded by `encoder`, evaluated on the export captions of
+    /// a run seeded `seed` ([`crate::tasks::scene::export_views`]).
     pub fn new(
-        cfg: &DecoderTrainConfig,
         encoder: SceneModel<I>,
         world: SceneWorld,
         tokenizer: TextTokenizer,
-        dim: usize,
+        seed: u64,
         device: &I::Device,
     ) -> Result<Self> {
         let views = crate::tasks::scene::export_views(
             &world,
             Modality::Text,
-            crate::scene::theory::paired_seed(cfg.run.seed),
+            crate::scene::theory::paired_seed(seed),
         );
         let cond = condition(&encoder.embed(&views, device)?);
         Ok(Self {
-            spec: cfg.spec(tokenizer.vocab_size(), dim),
             encoder,
             world,
             tokenizer,
-            cfg: cfg.decoder.clone(),
-            seed: cfg.run.seed,
             eval: (views, cond),
         })
     }
 
-    /// Step `step`'s captions: `batch_size` uncorrupted text views of states drawn from
-    /// p(z) (template from q_text, synonyms from the style seed), seeded by (seed, step).
-    pub fn batch(&self, step: usize) -> Vec<SceneView> {
-        let mut rng = generator(self.seed, Stream::Views, step as u64);
-        (0..self.cfg.batch_size)
+    /// Step `step`'s views: `n` uncorrupted text views of states drawn from p(z)
+    /// (template from q_text, synonyms from the style seed), seeded by (seed, step).
+    pub fn views(&self, seed: u64, step: usize, n: usize) -> Vec<SceneView> {
+        let mut rng = generator(seed, Stream::Views, step as u64);
+        (0..n)
             .map(|_| {
                 let z = self.world.sample_state(&mut rng);
                 let u = self.world.sample_nuisance(Modality::Text, &mut rng);
@@ -249,13 +270,175 @@ impl<I: Backend> DecoderTask<I> {
             })
             .collect()
     }
+}
 
-    /// Token ids of each view's caption.
-    fn tokens(&self, views: &[SceneView]) -> Result<Vec<Vec<u32>>> {
-        views
+impl<I: Backend> CaptionSource<I> for SceneCaptions<I> {
+    fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    fn batch(
+        &self,
+        seed: u64,
+        step: usize,
+        n: usize,
+        device: &I::Device,
+    ) -> Result<(Vec<Vec<u32>>, Vec<Vec<f64>>)> {
+        let views = self.views(seed, step, n);
+        let cond = condition(&self.encoder.embed(&views, device)?);
+        let tokens = views
             .iter()
             .map(|v| self.tokenizer.encode(&caption(v)))
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok((tokens, cond))
+    }
+
+    /// Captions written from the *caption* encoder's embeddings (what the decoder is
+    /// trained on): per-factor and all-factor accuracy of the parsed captions.
+    fn evaluate(
+        &self,
+        decoder: &CaptionDecoder<I>,
+        device: &I::Device,
+    ) -> Result<Vec<(String, f64)>> {
+        let (views, cond) = &self.eval;
+        let captions = write_captions(decoder, &self.tokenizer, cond, 1, device)?;
+        let acc = attribute_accuracy(views, &captions);
+        let names = ["shape", "colour", "size", "position", "all"];
+        Ok(names
+            .iter()
+            .zip(acc)
+            .map(|(n, a)| (format!("caption_{n}"), a))
+            .collect())
+    }
+
+    fn best_metric(&self) -> &'static str {
+        "caption_all"
+    }
+}
+
+/// A text corpus's captions (every caption of every training group, up to the decoder's
+/// max_len tokens), embedded once by a frozen text JEPA; evaluated by corpus BLEU-4 of the
+/// greedy captions of the evaluation groups' first captions against their other captions.
+pub struct CorpusCaptions {
+    /// The encoder's tokenizer.
+    pub tokenizer: TextTokenizer,
+    /// Training captions as token ids.
+    captions: Vec<Vec<u32>>,
+    /// Their conditioned embeddings.
+    cond: Vec<Vec<f64>>,
+    /// Evaluation: conditioning of each group's first caption, and the group's other
+    /// captions as word lists.
+    #[allow(clippy::type_complexity)]
+    eval: (Vec<Vec<f64>>, Vec<Vec<Vec<String>>>),
+}
+
+impl CorpusCaptions {
+    /// From training captions (token ids and their embeddings, row by row) and the
+    /// evaluation groups (first caption's embedding, the others' texts). Captions over
+    /// `max_len` tokens are left out (the decoder writes at most that many).
+    pub fn new(
+        tokenizer: TextTokenizer,
+        train: Vec<(Vec<u32>, Vec<f64>)>,
+        eval: Vec<(Vec<f64>, Vec<String>)>,
+        max_len: usize,
+    ) -> Result<Self> {
+        let (captions, rows): (Vec<_>, Vec<_>) = train
+            .into_iter()
+            .filter(|(t, _)| t.len() <= max_len)
+            .unzip();
+        if captions.is_empty() {
+            return Err(Error::invalid(format!(
+                "decoder: no training caption of at most decoder.max_len = {max_len} tokens"
+            )));
+        }
+        let (er, refs): (Vec<_>, Vec<_>) = eval
+            .into_iter()
+            .map(|(z, refs)| (z, refs.iter().map(|r| words(r)).collect::<Vec<_>>()))
+            .unzip();
+        Ok(Self {
+            tokenizer,
+            captions,
+            cond: condition(&rows),
+            eval: (condition(&er), refs),
+        })
+    }
+
+    /// Training captions kept.
+    pub fn len(&self) -> usize {
+        self.captions.len()
+    }
+
+    /// Whether no caption was kept (never: [`Self::new`] refuses that).
+    pub fn is_empty(&self) -> bool {
+        self.captions.is_empty()
+    }
+}
+
+impl<I: Backend> CaptionSource<I> for CorpusCaptions {
+    fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    fn batch(
+        &self,
+        seed: u64,
+        step: usize,
+        n: usize,
+        _device: &I::Device,
+    ) -> Result<(Vec<Vec<u32>>, Vec<Vec<f64>>)> {
+        let mut rng = generator(seed, Stream::Views, step as u64);
+        let picks: Vec<usize> = (0..n)
+            .map(|_| rng.random_range(0..self.captions.len()))
+            .collect();
+        Ok((
+            picks.iter().map(|&i| self.captions[i].clone()).collect(),
+            picks.iter().map(|&i| self.cond[i].clone()).collect(),
+        ))
+    }
+
+    fn evaluate(
+        &self,
+        decoder: &CaptionDecoder<I>,
+        device: &I::Device,
+    ) -> Result<Vec<(String, f64)>> {
+        let (cond, refs) = &self.eval;
+        let caps = write_captions(decoder, &self.tokenizer, cond, 1, device)?;
+        let cands: Vec<Vec<String>> = caps.iter().map(|c| words(c)).collect();
+        Ok(vec![("caption_bleu4".into(), bleu(&cands, refs)[3])])
+    }
+
+    fn best_metric(&self) -> &'static str {
+        "caption_bleu4"
+    }
+}
+
+/// The decoder as a training task: a caption source and the decoder's settings.
+pub struct DecoderTask<S> {
+    /// Captions and their frozen embeddings.
+    pub source: S,
+    /// The decoder's architecture.
+    pub spec: DecoderSpec,
+    /// Batch, noise and beam.
+    pub cfg: DecoderConfig,
+    /// The run seed.
+    pub seed: u64,
+    /// The best checkpoint's metric (the source's).
+    best: &'static str,
+}
+
+impl<S> DecoderTask<S> {
+    /// The task of `cfg` on `source`, whose embeddings are `dim` wide.
+    pub fn new<I: Backend>(cfg: &DecoderTrainConfig, source: S, dim: usize) -> Self
+    where
+        S: CaptionSource<I>,
+    {
+        Self {
+            spec: cfg.spec(source.tokenizer().vocab_size(), dim),
+            best: source.best_metric(),
+            source,
+            cfg: cfg.decoder.clone(),
+            seed: cfg.run.seed,
+        }
     }
 }
 
@@ -293,7 +476,7 @@ pub fn attribute_accuracy(views: &[SceneView], captions: &[String]) -> [f64; 5] 
     right.map(|r| r as f64 / n)
 }
 
-impl<B: AutodiffBackend> TrainTask<B> for DecoderTask<B::InnerBackend> {
+impl<B: AutodiffBackend, S: CaptionSource<B::InnerBackend>> TrainTask<B> for DecoderTask<S> {
     type Model = CaptionDecoder<B>;
 
     fn init_model(&self, device: &B::Device) -> Result<CaptionDecoder<B>> {
@@ -307,22 +490,18 @@ impl<B: AutodiffBackend> TrainTask<B> for DecoderTask<B::InnerBackend> {
         device: &B::Device,
     ) -> Result<StepOutput<B>> {
         // 1. Captions and their frozen embeddings (no gradient reaches the encoder).
-        let views = self.batch(step);
-        let mut cond = condition(&self.encoder.embed(&views, device)?);
+        let (tokens, mut cond) = self
+            .source
+            .batch(self.seed, step, self.cfg.batch_size, device)?;
         if self.cfg.noise > 0.0 {
             let mut rng = generator(self.seed ^ 0xdec0de, Stream::Views, step as u64);
             for x in cond.iter_mut().flatten() {
                 *x += self.cfg.noise * standard_normal(&mut rng);
             }
         }
-        let tokens = self.tokens(&views)?;
         // 2-3. Teacher-forced cross-entropy, the mean over target tokens.
-        let (nll, count) = model.nll(
-            cond_tensor::<B>(&cond, device),
-            &tokens,
-            self.tokenizer.pad,
-            self.tokenizer.sep,
-        )?;
+        let tok = self.source.tokenizer();
+        let (nll, count) = model.nll(cond_tensor::<B>(&cond, device), &tokens, tok.pad, tok.sep)?;
         let loss = nll.div_scalar(count.max(1) as f64);
         Ok(StepOutput {
             terms: vec![("ce", loss.clone())],
@@ -332,9 +511,6 @@ impl<B: AutodiffBackend> TrainTask<B> for DecoderTask<B::InnerBackend> {
         })
     }
 
-    /// Captions of the evaluation set written from the *caption* encoder's embeddings
-    /// (what the decoder is trained on): per-factor and all-factor accuracy of the parsed
-    /// captions.
     fn evaluate(
         &mut self,
         model: &CaptionDecoder<B::InnerBackend>,
@@ -344,19 +520,11 @@ impl<B: AutodiffBackend> TrainTask<B> for DecoderTask<B::InnerBackend> {
             .into_iter()
             .next()
             .unwrap_or_default();
-        let (views, cond) = &self.eval;
-        let captions = write_captions(model, &self.tokenizer, cond, 1, &device)?;
-        let acc = attribute_accuracy(views, &captions);
-        let names = ["shape", "colour", "size", "position", "all"];
-        Ok(names
-            .iter()
-            .zip(acc)
-            .map(|(n, a)| (format!("caption_{n}"), a))
-            .collect())
+        self.source.evaluate(model, &device)
     }
 
     fn best_metric(&self) -> Option<&str> {
-        Some("caption_all")
+        Some(self.best)
     }
 }
 
