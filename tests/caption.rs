@@ -7,7 +7,7 @@
 //! the test can ask for what the theorem promises: through one rotation fitted on 16
 //! pairs, held-out pictures are captioned almost as well as the captions themselves.
 
-use prh_tests::{bin, configs};
+use prh_tests::{bin, configs, data_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -295,4 +295,110 @@ fn mismatched_runs_are_refused() {
         ],
         &["caption-decoder.toml", "decoder.encoder_run"],
     );
+}
+
+/// The captioner on real text, end to end at a smoke-test size: English and German
+/// JEPAs (the recipe, 20 steps on 500 images each), a decoder of the English one (30
+/// steps), and `translate` of 20 German test captions through a rotation fitted on val.
+/// Every row is scored and written; a decoder given another encoder is refused.
+#[test]
+fn translate_german_captions_through_one_rotation() {
+    let Some(data) = data_dir() else { return };
+    let dir = std::env::temp_dir().join(format!("prh-translate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let p = |n: &str| dir.join(n).display().to_string();
+    let data = data.display().to_string();
+    let recipe = configs().join("multi30k-recipe.toml").display().to_string();
+    for lang in ["en", "de"] {
+        ok(&[
+            "--quiet",
+            "train",
+            "--config",
+            &recipe,
+            "--out",
+            &p(lang),
+            "--data",
+            &data,
+            "--set",
+            &format!("data.lang={lang}"),
+            "--set",
+            "run.steps=20",
+            "--set",
+            "data.max_groups=500",
+            "--set",
+            "run.eval_every=0",
+        ]);
+    }
+    let decoder = configs()
+        .join("multi30k-decoder.toml")
+        .display()
+        .to_string();
+    ok(&[
+        "--quiet",
+        "train",
+        "--config",
+        &decoder,
+        "--out",
+        &p("decoder"),
+        "--data",
+        &data,
+        "--set",
+        &format!("decoder.encoder_run={}", p("en")),
+        "--set",
+        "run.steps=30",
+        "--set",
+        "run.eval_every=0",
+        "--set",
+        "decoder.d_model=32",
+        "--set",
+        "decoder.d_ff=64",
+    ]);
+    let out = dir.join("translate");
+    let stdout = ok(&[
+        "translate",
+        "--source-run",
+        &p("de"),
+        "--text-run",
+        &p("en"),
+        "--decoder-run",
+        &p("decoder"),
+        "--data",
+        &data,
+        "--groups",
+        "20",
+        "--beam",
+        "1",
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert!(
+        stdout.contains("rotation") && stdout.contains("TF-IDF"),
+        "{stdout}"
+    );
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{v}");
+    for r in rows {
+        let b = r["scores"]["bleu4"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&b), "{r}");
+    }
+    assert_eq!(v["fit_pairs"], 1014);
+    let lines = std::fs::read_to_string(out.join("translations.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 20);
+    refused(
+        &[
+            "translate",
+            "--source-run",
+            &p("en"),
+            "--text-run",
+            &p("de"),
+            "--decoder-run",
+            &p("decoder"),
+            "--data",
+            &data,
+        ],
+        &["--decoder-run", "was trained on the encoder", "--text-run"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,21 +2,8 @@
 //! the real Multi30k / ImageNet / WordNet files: the report folder is complete and every number in it is finite and in range.
 //! The scientific outcome (which objective aligns more) is never asserted here.
 
-use prh_tests::bin;
+use prh_tests::{bin, data_dir};
 use std::path::PathBuf;
-
-/// The data dir: $PRH_DATA, else ../shared/data beside the workspace root; None (and the
-/// skip reason printed) when it has no Multi30k.
-fn data_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("PRH_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| prh_tests::repo_root().join("../shared/data"));
-    let found = dir.join("multi30k/task2/raw/test_2016.1.en.gz").exists();
-    if !found {
-        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
-    }
-    found.then_some(dir)
-}
 
 fn finite_in(v: &serde_json::Value, lo: f64, hi: f64, what: &str) {
     let x = v

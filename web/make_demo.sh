@@ -18,10 +18,18 @@
 #                                           copied from docs/results/views-multilingual/export.
 #   web/assets/demo_results.json           a `prh-native demo` run's results.json (the spectral
 #                                           lab's convergence card), copied from its report.
+#   web/assets/demo_captioner_{symbols,pictures}.safetensors  the caption lab's captioners:
+#                                           `prh-native caption --export` of a demo's
+#                                           good-view spectral encoders (symbols, pictures)
+#                                           with the decoders `experiment captioner` trained.
 # Usage: PRH_DATA=../shared/data web/make_demo.sh [path/to/prh-native]
 #        web/make_demo.sh --demo [report dir]   (only the demo's results.json)
 #        web/make_demo.sh --vision [export dir]   (only the vision pair)
 #        web/make_demo.sh --multilingual [export dir]   (only the en/de pair)
+#        web/make_demo.sh --captioner [demo dir] [captioner dir] [prh-native]  (only the
+#                                           captioners; after `prh-native demo --out DEMO`
+#                                           and `prh-native experiment captioner --demo DEMO
+#                                           --out CAP`)
 # After a rebuild, update the reference values in web/tests/core_numerics.rs (printed by
 # the `prh-native metrics` / `embed` commands below).
 set -euo pipefail
@@ -31,6 +39,19 @@ if [ "${1:-}" = --multilingual ]; then
   cp "$EXPORT/good.en.test.npy" web/assets/demo_multi_en.npy
   cp "$EXPORT/good.de.test.npy" web/assets/demo_multi_de.npy
   ls -l web/assets/demo_multi_*
+  exit 0
+fi
+if [ "${1:-}" = --captioner ]; then
+  DEMO=${2:-runs/demo}
+  CAP=${3:-runs/experiments/captioner}
+  NATIVE=${4:-${CARGO_TARGET_DIR:-target}/release/prh-native}
+  for pair in symbols:symbolic_spectral_good pictures:spectral_good; do
+    name=${pair%%:*}; run=${pair#*:}
+    "$NATIVE" caption --image-run "$DEMO/${run}_image" --text-run "$DEMO/${run}_text" \
+      --decoder-run "$CAP/decoder_$run" --fit 16 --map rotation \
+      --export "web/assets/demo_captioner_$name.safetensors"
+  done
+  ls -l web/assets/demo_captioner_*
   exit 0
 fi
 if [ "${1:-}" = --demo ]; then

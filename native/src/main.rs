@@ -44,6 +44,8 @@ enum Command {
     Train(cmd::train::Args),
     /// Caption held-out pictures: image encoder -> a map fitted on N pairs -> a text-only decoder.
     Caption(cmd::caption::Args),
+    /// Caption one language's captions in another: its JEPA -> a rotation -> a decoder of the other's.
+    Translate(cmd::translate::Args),
     /// Embed texts with a trained run's checkpoint into an .npy file.
     Embed(cmd::embed::Args),
     /// Export a trained encoder as the web app's safetensors bundle.
@@ -77,6 +79,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Match(args) => cmd::matching::run(args),
         Command::Train(args) => cmd::train::run(args),
         Command::Caption(args) => cmd::caption::run(args),
+        Command::Translate(args) => cmd::translate::run(args),
         Command::Embed(args) => cmd::embed::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Sigreg(args) => cmd::sigreg::run(args),

@@ -474,9 +474,14 @@ pub fn load_scene<B: Backend>(dir: &Path, flag: &str, device: &B::Device) -> Res
     } else {
         None
     };
-    let model =
-        prh_core::tasks::scene::load_model::<B>(&cfg, &world, tokenizer.as_ref(), &ck, device)
-            .with_context(|| format!("loading {}", ck_path.display()))?;
+    let model = prh_core::tasks::scene::load_model::<B>(
+        &cfg,
+        &world,
+        tokenizer.as_ref(),
+        &ck.model,
+        device,
+    )
+    .with_context(|| format!("loading {}", ck_path.display()))?;
     Ok(SceneRun {
         cfg,
         world,

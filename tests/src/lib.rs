@@ -26,6 +26,19 @@ pub fn configs() -> PathBuf {
     repo_root().join("configs")
 }
 
+/// The data dir: $PRH_DATA, else ../shared/data beside the workspace root; None (and the
+/// skip reason printed) when it has no Multi30k.
+pub fn data_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("PRH_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/data"));
+    let found = dir.join("multi30k/task2/raw/test_2016.1.en.gz").exists();
+    if !found {
+        eprintln!("skipped: no Multi30k under $PRH_DATA or ../shared/data");
+    }
+    found.then_some(dir)
+}
+
 /// A `Command` running the current `prh-native` binary.
 pub fn bin() -> Command {
     Command::new(bin_path())

@@ -548,6 +548,52 @@ async function webgpu(url, dir) {
   }
 }
 
+// The metadata of a safetensors file (the header only; tensors are not decoded).
+function safetensorsMetadata(path) {
+  const buf = readFileSync(path);
+  const n = Number(buf.readBigUInt64LE(0));
+  return JSON.parse(buf.subarray(8, 8 + n).toString("utf8")).__metadata__ ?? {};
+}
+
+// The caption lab (issue 23): a held-out picture through image encoder -> map fitted on
+// N pairs -> text-only decoder must give exactly the caption `prh-native caption --export`
+// wrote for it (the asset's `expected` metadata), for several pictures, N and maps; a
+// broken file is refused by name; composing a scene renders and captions it.
+async function caption(page, url, dir) {
+  for (const [cap, asset] of [["symbols", "demo_captioner_symbols"], ["pictures", "demo_captioner_pictures"]]) {
+    const meta = safetensorsMetadata(join(DIST, "assets", `${asset}.safetensors`));
+    const expected = JSON.parse(meta.expected);
+    const tests = JSON.parse(meta.test_views).length;
+    const cases = cap === "symbols" ? [[0, 0], [1, 2], [3, 3], [5, 4], [7, 1]] : [[0, 2], [2, 3]];
+    for (const [pic, k] of cases) {
+      const e = expected[k];
+      const p = pic % tests;
+      await page.goto(`${url}?lab=caption&cap=${cap}&pic=${p}&n=${e.n}&map=${e.map}`, { waitUntil: "load" });
+      await page.waitForSelector("#caption-text", { timeout: 60000 });
+      const got = (await page.$eval("#caption-text", (x) => x.textContent)).replace(/[\u201c\u201d]/g, "");
+      check(got === e.captions[p], `caption: ${cap} picture ${p}, ${e.map} on N = ${e.n}: page "${got}" = CLI "${e.captions[p]}"`);
+    }
+  }
+  // Compose a scene: the picture is drawn and captioned, and the attribute table has 4 rows.
+  await page.goto(`${url}?lab=caption&cap=symbols&scene=12101&n=16`, { waitUntil: "load" });
+  await page.waitForSelector("#caption-attributes", { timeout: 60000 });
+  const rows = await page.$$eval("#caption-attributes tr", (t) => t.length - 1);
+  const verdict = await page.$eval("#caption-verdict", (x) => x.textContent);
+  check(rows === 4 && verdict.includes("attributes"), `caption: composed scene captioned (${rows} factors; ${verdict})`);
+  const painted = await page.$eval("#picture", (c) => {
+    const d = c.getContext("2d").getImageData(0, 0, 32, 32).data;
+    return new Set(Array.from({ length: 1024 }, (_, i) => d[4 * i] * 65536 + d[4 * i + 1] * 256 + d[4 * i + 2])).size;
+  });
+  check(painted > 4, `caption: the picture is drawn (${painted} colours)`);
+  await page.screenshot({ path: join(SHOTS, "caption-lab.png"), fullPage: true });
+  const bad = join(dir, "broken-captioner.safetensors");
+  writeFileSync(bad, "not a captioner");
+  await (await page.$("#file-captioner")).uploadFile(bad);
+  await page.waitForSelector("#error-captioner", { visible: true, timeout: 20000 });
+  const msg = await page.$eval("#error-captioner", (x) => x.textContent);
+  check(msg.includes("broken-captioner.safetensors"), `caption: a broken file is refused by name: "${msg.trim().slice(0, 100)}"`);
+}
+
 async function main() {
   mkdirSync(SHOTS, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), "prh-e2e-"));
@@ -570,6 +616,7 @@ async function main() {
     if (all) await spectral(page, url, dir);
     if (all) await alignment(page, url, dir);
     if (all) await checkpoint(page, url, dir);
+    if (all) await caption(page, url, dir);
     await correctness({ page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST });
     if (all) await webgpu(url, dir);
   } catch (e) {

@@ -2,7 +2,7 @@
 //! UI. Build with `trunk build` (index.html at the repository root) or `.ci/web.sh`.
 //!
 //! This file only wires the tabs:
-//! - [`labs`]: one folder per lab ([`spectral`], [`alignment`], [`checkpoint`]);
+//! - [`labs`]: one folder per lab ([`spectral`], [`alignment`], [`checkpoint`], [`caption`]);
 //! - [`figures`]: drawing, SVG and PNG / SVG / JSON export shared by the labs;
 //! - [`widgets`]: the state in the URL ([`url_state`]), file loading, shared controls.
 
@@ -10,7 +10,7 @@ mod figures;
 mod labs;
 mod widgets;
 
-use crate::labs::{alignment, checkpoint, spectral};
+use crate::labs::{alignment, caption, checkpoint, spectral};
 use crate::widgets::url_state;
 use leptos::prelude::*;
 
@@ -20,6 +20,7 @@ enum Lab {
     Spectral,
     Alignment,
     Checkpoint,
+    Caption,
 }
 
 impl Lab {
@@ -28,6 +29,7 @@ impl Lab {
             Lab::Spectral => "spectral",
             Lab::Alignment => "alignment",
             Lab::Checkpoint => "checkpoint",
+            Lab::Caption => "caption",
         }
     }
 }
@@ -40,15 +42,17 @@ fn App() -> impl IntoView {
     let first = match url_state::get("lab", String::new()).as_str() {
         "alignment" => Lab::Alignment,
         "checkpoint" => Lab::Checkpoint,
+        "caption" => Lab::Caption,
         _ => Lab::Spectral,
     };
     let lab = RwSignal::new(first);
-    let visited =
-        [Lab::Spectral, Lab::Alignment, Lab::Checkpoint].map(|l| RwSignal::new(l == first));
+    let visited = [Lab::Spectral, Lab::Alignment, Lab::Checkpoint, Lab::Caption]
+        .map(|l| RwSignal::new(l == first));
     let index = |l: Lab| match l {
         Lab::Spectral => 0,
         Lab::Alignment => 1,
         Lab::Checkpoint => 2,
+        Lab::Caption => 3,
     };
     Effect::new(move |_| {
         let l = lab.get();
@@ -74,6 +78,7 @@ fn App() -> impl IntoView {
                     Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
                     Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
                     Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
+                    Lab::Caption => view! { <caption::CaptionLab /> }.into_any(),
                 })}
             </div>
         }
@@ -90,12 +95,14 @@ fn App() -> impl IntoView {
                 {tab(Lab::Spectral, "Spectral lab")}
                 {tab(Lab::Alignment, "Alignment lab")}
                 {tab(Lab::Checkpoint, "Checkpoint lab")}
+                {tab(Lab::Caption, "Caption lab")}
             </nav>
         </header>
         <main>
             {panel(Lab::Spectral)}
             {panel(Lab::Alignment)}
             {panel(Lab::Checkpoint)}
+            {panel(Lab::Caption)}
         </main>
     }
 }

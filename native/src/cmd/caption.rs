@@ -60,6 +60,10 @@ pub struct Args {
     /// Output folder for captions and scores.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write the web app's captioner (`.safetensors`: image encoder, decoder, the fit
+    /// pool's embeddings, the held-out pictures and this command's captions of them).
+    #[arg(long)]
+    pub export: Option<PathBuf>,
 }
 
 /// The three runs, loaded and checked to belong together.
@@ -209,6 +213,82 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(out) = &args.out {
         write_outputs(out, &args, (&emb, &split), &rows, curve.as_deref(), t0)?;
     }
+    if let Some(file) = &args.export {
+        export(file, &runs, &emb, beam, args.seed, &device)?;
+    }
+    Ok(())
+}
+
+/// Pair counts and maps whose captions the export carries for the end-to-end test.
+const EXPORT_FITS: [(MapKind, usize); 5] = [
+    (MapKind::Rotation, 2),
+    (MapKind::Rotation, 8),
+    (MapKind::Rotation, 16),
+    (MapKind::Linear, 16),
+    (MapKind::Rotation, usize::MAX),
+];
+
+/// Writes the web app's captioner bundle; its expected captions are computed as the page
+/// computes them (from the bundle as stored: f32 pool embeddings, one picture at a time).
+fn export(
+    file: &Path,
+    runs: &Runs,
+    emb: &Embedded,
+    beam: usize,
+    seed: u64,
+    device: &prh_core::backend::burn::tensor::Device<Inner>,
+) -> Result<()> {
+    use prh_core::experiments::captioner::CaptionerBundle;
+    let image_dir = &runs.image;
+    let decoder_ck = {
+        let dir = &runs.decoder.dir;
+        let best = dir.join("checkpoints/best.ckpt");
+        let p = if best.exists() {
+            best
+        } else {
+            dir.join("checkpoints/latest.ckpt")
+        };
+        prh_core::train::checkpoint::Checkpoint::read(&p)?
+    };
+    let mut bundle = CaptionerBundle {
+        image_config: image_dir.cfg.to_toml()?,
+        image_record: image_dir.ck.model.clone(),
+        decoder_config: runs.decoder.cfg.to_toml()?,
+        decoder_record: decoder_ck.model.clone(),
+        tokenizer: runs.decoder.tokenizer.to_json()?,
+        dim: emb.pool_image.ncols(),
+        beam,
+        pool_image: emb.pool_image.clone(),
+        pool_text: emb.pool_text.clone(),
+        test_views: emb
+            .test_views
+            .iter()
+            .map(|v| (v.state, v.nuisance, v.style_seed))
+            .collect(),
+        expected: vec![],
+    };
+    // Round trip first, so the expected captions come from the f32 rows the page reads.
+    let stored = CaptionerBundle::from_bytes(&file.display().to_string(), &bundle.to_bytes()?)?;
+    let pool = stored.pool_image.nrows();
+    let test: Vec<Vec<f64>> = runs.image.model.embed(&emb.test_views, device)?;
+    for (kind, n) in EXPORT_FITS {
+        let n = n.min(pool);
+        let mut caps = Vec::new();
+        for z in &test {
+            let row = stored.map_row(z, kind, n, seed)?;
+            let cond = prh_core::models::caption_decoder::condition(&[row]);
+            caps.extend(prh_core::tasks::decoder::write_captions(
+                &runs.decoder.decoder,
+                &runs.decoder.tokenizer,
+                &cond,
+                beam,
+                device,
+            )?);
+        }
+        bundle.expected.push((kind, n, caps));
+    }
+    write_file(file, bundle.to_bytes()?)?;
+    println!("exported the captioner to {}", file.display());
     Ok(())
 }
 

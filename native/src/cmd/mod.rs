@@ -16,3 +16,4 @@ pub mod spectral;
 pub mod train;
 pub mod train_decoder;
 pub mod train_scene;
+pub mod translate;

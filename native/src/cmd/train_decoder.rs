@@ -257,6 +257,8 @@ pub struct DecoderRun<B: Backend> {
     pub fingerprint: EncoderFingerprint,
     /// The decoder (its best checkpoint, else the latest).
     pub decoder: CaptionDecoder<B>,
+    /// Its run folder.
+    pub dir: PathBuf,
 }
 
 /// Loads the decoder run folder `dir` (`flag` names it in errors).
@@ -306,5 +308,6 @@ pub fn load_decoder<B: Backend>(
         tokenizer,
         fingerprint,
         decoder,
+        dir: dir.to_path_buf(),
     })
 }

@@ -1,4 +1,4 @@
-//! The three labs, one folder each: the view in `mod.rs`, its numbers in `compute.rs`
+//! The four labs, one folder each: the view in `mod.rs`, its numbers in `compute.rs`
 //! (which never imports the view), its figures beside them (which read computed results
 //! only).
 //!
@@ -6,7 +6,9 @@
 //! - [`alignment`]: PRH metrics between two embedding files.
 //! - [`checkpoint`]: a trained text encoder (exported bundle) embedding typed texts on
 //!   WebGPU or the CPU, with their nearest ImageNet classes.
+//! - [`caption`]: the captioner — image encoder, one fitted map, a text-only decoder.
 
 pub mod alignment;
+pub mod caption;
 pub mod checkpoint;
 pub mod spectral;

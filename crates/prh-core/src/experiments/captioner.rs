@@ -17,7 +17,7 @@
 //! Baselines: the decoder on the test states' own caption embeddings (the ceiling: no
 //! map), and a rotation fitted on shuffled pairs (the null).
 
-use crate::linalg::{Matrix, from_row_major, procrustes, svd};
+use crate::linalg::{Matrix, from_row_major, svd};
 use crate::measure::matching::{MatchOptions, match_points, seeded_permutation};
 use crate::models::caption_decoder::{CaptionDecoder, condition};
 use crate::scene::render_text::reference_captions;
@@ -105,6 +105,28 @@ pub fn least_squares(a: &Matrix, b: &Matrix) -> Result<Matrix> {
     Ok(&dec.v * &inv * dec.u.transpose() * b)
 }
 
+/// The rotation of the theorem fitted on pairs: orthogonal Procrustes, `Q = argmin_{Q^T Q
+/// = I} ||A Q - B||_F`, and among equally good fits the one closest to the identity.
+///
+/// With N < d pairs, M = A^T B has rank N and the fit leaves a rotation of the other
+/// d - N directions free: an SVD picks one arbitrarily (native and wasm builds picked
+/// different ones, so their captions differed). The polar factor of `M + eps I`, eps =
+/// 1e-8 ||M||_F, is unique and continuous (M + eps I is invertible), equals the Procrustes
+/// solution to O(eps / sigma_min) when M has full rank, and otherwise settles the free
+/// directions on the rotation nearest the identity (argmax tr Q among the fits).
+///
+/// # Shapes
+/// `a [n, d]`, `b [n, d]` -> `[d, d]`
+pub fn rotation(a: &Matrix, b: &Matrix) -> Result<Matrix> {
+    let mut m = a.transpose() * b;
+    let eps = 1e-8 * m.norm_l2().max(f64::MIN_POSITIVE);
+    for i in 0..m.nrows().min(m.ncols()) {
+        m[(i, i)] += eps;
+    }
+    let dec = svd(m.as_ref())?;
+    Ok(&dec.u * dec.v.transpose())
+}
+
 /// Fits `kind` from image rows `a` to caption rows `b` (paired row by row; pair-free
 /// ignores the pairing, and uses every row).
 ///
@@ -131,7 +153,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
         if bn > 0.0 { r / bn } else { r }
     };
     let (m, accuracy) = match kind {
-        MapKind::Rotation => (procrustes::fit(a.as_ref(), b.as_ref())?.q, None),
+        MapKind::Rotation => (rotation(a, b)?, None),
         MapKind::Linear => (least_squares(a, b)?, None),
         MapKind::PairFree => {
             let unit = |x: &Matrix| {
@@ -153,8 +175,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
             let found = match_points(unit(a).as_ref(), unit(&b_hidden).as_ref(), &opts)?;
             let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
-            let q = procrustes::fit(a.as_ref(), matched.as_ref())?.q;
-            (q, Some(right as f64 / n as f64))
+            (rotation(a, &matched)?, Some(right as f64 / n as f64))
         }
     };
     Ok(FittedMap {
@@ -435,6 +456,35 @@ mod tests {
         assert!(e.to_string().contains("--fit N"), "{e}");
     }
 
+    /// With fewer pairs than d the rotation still fits its pairs exactly, is orthogonal,
+    /// and is the fit nearest the identity: a permuted basis of the same rows (which
+    /// changes how an SVD orders the free directions) gives the same map.
+    #[test]
+    fn few_pairs_give_the_rotation_nearest_the_identity() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (n, d) = (3, 6);
+        let a = Matrix::from_fn(n, d, |_, _| rng.random::<f64>() - 0.5);
+        let g = Matrix::from_fn(d, d, |_, _| rng.random::<f64>() - 0.5);
+        let dec = svd(g.as_ref()).unwrap();
+        let q = &dec.u * dec.v.transpose();
+        let b = &a * &q;
+        let r = rotation(&a, &b).unwrap();
+        assert!((&a * &r - &b).norm_l2() < 1e-6, "fits its pairs");
+        assert!(
+            (r.transpose() * &r - Matrix::identity(d, d)).norm_l2() < 1e-9,
+            "orthogonal"
+        );
+        // Rows in another order: the same fit problem.
+        let perm = [2, 0, 1];
+        let ap = Matrix::from_fn(n, d, |i, j| a[(perm[i], j)]);
+        let bp = Matrix::from_fn(n, d, |i, j| b[(perm[i], j)]);
+        assert!((rotation(&ap, &bp).unwrap() - &r).norm_l2() < 1e-6);
+        // With identical sides the nearest fit is the identity itself.
+        let i = rotation(&a, &a).unwrap();
+        assert!((i - Matrix::identity(d, d)).norm_l2() < 1e-6);
+    }
+
     #[test]
     fn split_is_a_seeded_partition_and_the_curve_doubles() {
         let s = Split::new(192, 0);
@@ -463,5 +513,202 @@ mod tests {
         let wrong: Vec<String> = right.iter().cycle().skip(1).take(4).cloned().collect();
         let bad = score(&views, &wrong);
         assert!(bad.cider_d < good.cider_d && bad.bleu4 < good.bleu4 && bad.all_right == 0.0);
+    }
+}
+
+/// The browser's captioner (the web app's caption lab): everything `prh-native caption
+/// --export FILE` writes into one `.safetensors` file, bytes in and bytes out.
+///
+/// - tensors: `image_record` and `decoder_record` (burn's full-precision records, u8),
+///   `pool_image` and `pool_text` (f32 `[pool, d]`, the fit pool's paired embeddings in
+///   pool order, so the page fits the map for any N itself);
+/// - metadata: `format = "prh-captioner"`, `version = "1"`, `image_config` (the image run's
+///   TOML), `decoder_config` (the decoder run's TOML), `tokenizer` (its `tokenizer.json`),
+///   `dim`, `beam`, `test_views` (JSON: state, background and style seed of each held-out
+///   picture) and `expected` (JSON: the CLI's captions of every test picture for each
+///   `(map, N)` it was asked for; the end-to-end test compares the page with them).
+#[derive(Debug, Clone)]
+pub struct CaptionerBundle {
+    /// The image run's resolved config (TOML).
+    pub image_config: String,
+    /// The image encoder's record.
+    pub image_record: Vec<u8>,
+    /// The decoder run's config (TOML).
+    pub decoder_config: String,
+    /// The decoder's record.
+    pub decoder_record: Vec<u8>,
+    /// The decoder's tokenizer (JSON).
+    pub tokenizer: String,
+    /// Embedding width d.
+    pub dim: usize,
+    /// Beam width of the captions.
+    pub beam: usize,
+    /// Pool pictures' embeddings `[pool, d]`.
+    pub pool_image: Matrix,
+    /// Pool captions' embeddings `[pool, d]`.
+    pub pool_text: Matrix,
+    /// The held-out pictures: (state, background, style seed).
+    pub test_views: Vec<([usize; 4], usize, u64)>,
+    /// The CLI's captions: (map, N, one caption per test view).
+    pub expected: Vec<(MapKind, usize, Vec<String>)>,
+}
+
+/// Bundle format name stored in the metadata.
+pub const CAPTIONER_FORMAT: &str = "prh-captioner";
+
+impl CaptionerBundle {
+    /// The `.safetensors` bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        use safetensors::{Dtype, tensor::TensorView};
+        let f32s = |m: &Matrix| -> Vec<u8> {
+            crate::linalg::to_row_major(m.as_ref())
+                .iter()
+                .flat_map(|&x| (x as f32).to_le_bytes())
+                .collect()
+        };
+        let (pi, pt) = (f32s(&self.pool_image), f32s(&self.pool_text));
+        let shape = |m: &Matrix| vec![m.nrows(), m.ncols()];
+        let err =
+            |e: safetensors::SafeTensorError| Error::invalid(format!("captioner bundle: {e}"));
+        let tensors = vec![
+            (
+                "image_record",
+                TensorView::new(Dtype::U8, vec![self.image_record.len()], &self.image_record)
+                    .map_err(err)?,
+            ),
+            (
+                "decoder_record",
+                TensorView::new(
+                    Dtype::U8,
+                    vec![self.decoder_record.len()],
+                    &self.decoder_record,
+                )
+                .map_err(err)?,
+            ),
+            (
+                "pool_image",
+                TensorView::new(Dtype::F32, shape(&self.pool_image), &pi).map_err(err)?,
+            ),
+            (
+                "pool_text",
+                TensorView::new(Dtype::F32, shape(&self.pool_text), &pt).map_err(err)?,
+            ),
+        ];
+        let expected: Vec<serde_json::Value> = self
+            .expected
+            .iter()
+            .map(|(m, n, c)| serde_json::json!({ "map": m, "n": n, "captions": c }))
+            .collect();
+        let meta: std::collections::HashMap<String, String> = [
+            ("format", CAPTIONER_FORMAT.to_string()),
+            ("version", "1".to_string()),
+            ("image_config", self.image_config.clone()),
+            ("decoder_config", self.decoder_config.clone()),
+            ("tokenizer", self.tokenizer.clone()),
+            ("dim", self.dim.to_string()),
+            ("beam", self.beam.to_string()),
+            (
+                "test_views",
+                serde_json::to_string(&self.test_views).unwrap_or_default(),
+            ),
+            ("expected", serde_json::Value::from(expected).to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        safetensors::serialize(tensors, Some(meta)).map_err(err)
+    }
+
+    /// Parses the bytes of a bundle file (`source` names it in errors).
+    pub fn from_bytes(source: &str, bytes: &[u8]) -> Result<Self> {
+        let bad = |field: &str, msg: String| Error::format(source, field, msg);
+        let st = safetensors::SafeTensors::deserialize(bytes)
+            .map_err(|e| bad("header", format!("not a safetensors file: {e}")))?;
+        let (_, header) = safetensors::SafeTensors::read_metadata(bytes)
+            .map_err(|e| bad("header", format!("{e}")))?;
+        let meta = header.metadata().clone().unwrap_or_default();
+        let get = |k: &str| {
+            meta.get(k).cloned().ok_or_else(|| {
+                bad(
+                    k,
+                    "missing from the metadata (a prh-native caption --export file?)".into(),
+                )
+            })
+        };
+        if get("format")? != CAPTIONER_FORMAT {
+            return Err(bad("format", format!("expected \"{CAPTIONER_FORMAT}\"")));
+        }
+        let bytes_of = |name: &str| -> Result<Vec<u8>> {
+            Ok(st
+                .tensor(name)
+                .map_err(|e| bad(name, format!("{e}")))?
+                .data()
+                .to_vec())
+        };
+        let matrix_of = |name: &str| -> Result<Matrix> {
+            let t = st.tensor(name).map_err(|e| bad(name, format!("{e}")))?;
+            if t.dtype() != safetensors::Dtype::F32 || t.shape().len() != 2 {
+                return Err(bad(name, "expected an f32 matrix".into()));
+            }
+            let v: Vec<f64> = t
+                .data()
+                .chunks_exact(4)
+                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect();
+            from_row_major(t.shape()[0], t.shape()[1], &v)
+        };
+        let num = |k: &str| -> Result<usize> {
+            get(k)?
+                .parse()
+                .map_err(|_| bad(k, "expected a number".into()))
+        };
+        let test_views = serde_json::from_str(&get("test_views")?)
+            .map_err(|e| bad("test_views", format!("{e}")))?;
+        let expected_json: Vec<serde_json::Value> =
+            serde_json::from_str(&get("expected")?).map_err(|e| bad("expected", format!("{e}")))?;
+        let expected = expected_json
+            .into_iter()
+            .map(|v| -> Result<(MapKind, usize, Vec<String>)> {
+                let m: MapKind = serde_json::from_value(v["map"].clone())
+                    .map_err(|e| bad("expected", format!("{e}")))?;
+                let n = v["n"].as_u64().ok_or_else(|| bad("expected", "n".into()))? as usize;
+                let c: Vec<String> = serde_json::from_value(v["captions"].clone())
+                    .map_err(|e| bad("expected", format!("{e}")))?;
+                Ok((m, n, c))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            image_config: get("image_config")?,
+            image_record: bytes_of("image_record")?,
+            decoder_config: get("decoder_config")?,
+            decoder_record: bytes_of("decoder_record")?,
+            tokenizer: get("tokenizer")?,
+            dim: num("dim")?,
+            beam: num("beam")?,
+            pool_image: matrix_of("pool_image")?,
+            pool_text: matrix_of("pool_text")?,
+            test_views,
+            expected,
+        })
+    }
+
+    /// Caption-space row of one image embedding through `kind` fitted on the first `n`
+    /// pool pairs (pair-free: the whole pool, unpaired).
+    ///
+    /// # Shapes
+    /// `z [d]` -> `[d]`
+    pub fn map_row(&self, z: &[f64], kind: MapKind, n: usize, seed: u64) -> Result<Vec<f64>> {
+        let fitted = if kind == MapKind::PairFree {
+            fit_map(kind, &self.pool_image, &self.pool_text, seed)?
+        } else {
+            fit_map(
+                kind,
+                &head(&self.pool_image, n),
+                &head(&self.pool_text, n),
+                seed,
+            )?
+        };
+        let x = from_row_major(1, z.len(), z)?;
+        Ok(rows(&(&x * &fitted.m)).remove(0))
     }
 }

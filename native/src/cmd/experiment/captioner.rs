@@ -109,6 +109,7 @@ pub fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
             beam: None,
             seed: 0,
             out: Some(report.clone()),
+            export: None,
         })?;
         sections.push((run, what, report));
     }

@@ -480,31 +480,32 @@ pub fn untrained_model<B: Backend>(
     }
 }
 
-/// The encoder of a scene run's checkpoint `ck` (written under `cfg`) on an inference
-/// backend; rendered captions need the run's `tokenizer`. The caller checks that `ck`
-/// was written for `cfg`'s model ([`SceneTrainConfig::same_model`]).
+/// The encoder of a scene run's model record `record` (a checkpoint's `model` bytes,
+/// written under `cfg`) on an inference backend; rendered captions need the run's
+/// `tokenizer`. The caller checks that the record was written for `cfg`'s model
+/// ([`SceneTrainConfig::same_model`]).
 pub fn load_model<B: Backend>(
     cfg: &SceneTrainConfig,
     world: &SceneWorld,
     tokenizer: Option<&TextTokenizer>,
-    ck: &Checkpoint,
+    record: &[u8],
     device: &B::Device,
 ) -> Result<SceneModel<B>> {
     use crate::train::checkpoint::module_from_bytes;
     Ok(match untrained_model::<B>(cfg, world, tokenizer, device)? {
         SceneModel::Image(m) => {
-            SceneModel::Image(Box::new(module_from_bytes::<B, _>(*m, &ck.model, device)?))
+            SceneModel::Image(Box::new(module_from_bytes::<B, _>(*m, record, device)?))
         }
         SceneModel::Caption(c) => {
             let (m, tok) = *c;
             SceneModel::Caption(Box::new((
-                module_from_bytes::<B, _>(m, &ck.model, device)?,
+                module_from_bytes::<B, _>(m, record, device)?,
                 tok,
             )))
         }
         SceneModel::Symbolic(s) => {
             let (m, w, modality) = *s;
-            let m = module_from_bytes::<B, _>(m, &ck.model, device)?;
+            let m = module_from_bytes::<B, _>(m, record, device)?;
             SceneModel::Symbolic(Box::new((m, w, modality)))
         }
     })
