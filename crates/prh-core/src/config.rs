@@ -11,6 +11,12 @@
 use crate::linalg::levenshtein;
 use crate::{Error, Result};
 
+/// A config as TOML, the form saved in run folders and checkpoints (the inverse of
+/// [`parse_toml`] for every config type).
+pub fn to_toml<T: serde::Serialize>(cfg: &T) -> Result<String> {
+    toml::to_string_pretty(cfg).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+}
+
 /// Parses TOML text into a config type (`source` names it in errors) after applying
 /// `overrides` (`key.path=value`, the value parsed as TOML, else taken as a string); an
 /// unknown key's error names the nearest valid one.

@@ -200,6 +200,7 @@ pub fn run(args: Args) -> Result<()> {
     for &m in &maps {
         rows.push(writer.with_map(&emb, m, n, args.seed)?);
     }
+    rows.push(writer.identity(&emb)?);
     if needs_pairs {
         rows.push(writer.null(&emb, n, args.seed)?);
         rows.push(random_init(&runs, &split, &writer, n, args.seed, &device)?);

@@ -128,6 +128,19 @@ fn both(data: &Path, split: &str, src: &str, tgt: &str) -> Result<Vec<(Group, Gr
         .collect())
 }
 
+/// The first caption of each image: the target language's (`target`) or the source's.
+fn first(gs: &[(Group, Group)], target: bool) -> Vec<String> {
+    gs.iter()
+        .map(|(a, b)| {
+            if target {
+                b.texts[0].clone()
+            } else {
+                a.texts[0].clone()
+            }
+        })
+        .collect()
+}
+
 /// BLEU-1..4 and CIDEr-D of candidates against references.
 fn scores(cands: &[String], refs: &[Vec<Vec<String>>]) -> serde_json::Value {
     let c: Vec<Vec<String>> = cands.iter().map(|s| words(s)).collect();
@@ -224,7 +237,7 @@ pub fn run(args: Args) -> Result<()> {
     rows.push(("null (shuffled pairs)".into(), write(&(&test_src * &m.m))?));
     rows.push((
         format!("random-init {sl} encoder"),
-        random_init(&src, &fit, &test, (&fb, &first), &write, &device)?,
+        random_init(&src, &fit, &test, &fb, &write, &device)?,
     ));
     rows.push((
         "TF-IDF retrieval".into(),
@@ -278,7 +291,7 @@ fn random_init(
     src: &TextRun,
     fit: &[(Group, Group)],
     test: &[(Group, Group)],
-    (fb, first): (&Matrix, &dyn Fn(&[(Group, Group)], bool) -> Vec<String>),
+    fb: &Matrix,
     write: &dyn Fn(&Matrix) -> Result<Vec<String>>,
     device: &Device,
 ) -> Result<Vec<String>> {

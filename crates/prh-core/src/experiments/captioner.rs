@@ -15,7 +15,7 @@
 //! linear map (least squares, minimum norm when N < d) and a pair-free map (the pool's
 //! two sets matched from their geometry alone, then the rotation of the matched pairs).
 //! Baselines: the decoder on the test states' own caption embeddings (the ceiling: no
-//! map), and a rotation fitted on shuffled pairs (the null).
+//! map), a rotation fitted on shuffled pairs (the null), and no map at all (the identity).
 
 use crate::linalg::{Matrix, from_row_major, svd};
 use crate::measure::matching::{MatchOptions, match_points, seeded_permutation};
@@ -106,24 +106,31 @@ pub fn least_squares(a: &Matrix, b: &Matrix) -> Result<Matrix> {
 }
 
 /// The rotation of the theorem fitted on pairs: orthogonal Procrustes, `Q = argmin_{Q^T Q
-/// = I} ||A Q - B||_F`, and among equally good fits the one closest to the identity.
+/// = I} ||A Q - B||_F`, and among equally good fits the one nearest a fixed random rotation
+/// R0 (seeded by `seed`).
 ///
 /// With N < d pairs, M = A^T B has rank N and the fit leaves a rotation of the other
 /// d - N directions free: an SVD picks one arbitrarily (native and wasm builds picked
-/// different ones, so their captions differed). The polar factor of `M + eps I`, eps =
-/// 1e-8 ||M||_F, is unique and continuous (M + eps I is invertible), equals the Procrustes
+/// different ones, so their captions differed). The polar factor of `M + eps R0`, eps =
+/// 1e-8 ||M||_F, is unique and continuous (generically invertible), equals the Procrustes
 /// solution to O(eps / sigma_min) when M has full rank, and otherwise settles the free
-/// directions on the rotation nearest the identity (argmax tr Q among the fits).
+/// directions on the fit nearest R0 (argmax tr(R0^T Q)). R0 is random, not the identity:
+/// two encoders that happen to share a basis (the demo's symbol encoders share their
+/// initialisation seed) would otherwise be joined correctly by the tie-break itself, not
+/// by the pairs (the `identity` row of `prh-native caption` shows how far that goes).
 ///
 /// # Shapes
 /// `a [n, d]`, `b [n, d]` -> `[d, d]`
-pub fn rotation(a: &Matrix, b: &Matrix) -> Result<Matrix> {
-    let mut m = a.transpose() * b;
+pub fn rotation(a: &Matrix, b: &Matrix, seed: u64) -> Result<Matrix> {
+    use rand::SeedableRng;
+    let d = a.ncols();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x2070_7a11);
+    let g = Matrix::from_fn(d, d, |_, _| crate::rng::standard_normal(&mut rng));
+    let gd = svd(g.as_ref())?;
+    let r0 = &gd.u * gd.v.transpose();
+    let m = a.transpose() * b;
     let eps = 1e-8 * m.norm_l2().max(f64::MIN_POSITIVE);
-    for i in 0..m.nrows().min(m.ncols()) {
-        m[(i, i)] += eps;
-    }
-    let dec = svd(m.as_ref())?;
+    let dec = svd((&m + &r0 * faer::Scale(eps)).as_ref())?;
     Ok(&dec.u * dec.v.transpose())
 }
 
@@ -153,7 +160,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
         if bn > 0.0 { r / bn } else { r }
     };
     let (m, accuracy) = match kind {
-        MapKind::Rotation => (rotation(a, b)?, None),
+        MapKind::Rotation => (rotation(a, b, seed)?, None),
         MapKind::Linear => (least_squares(a, b)?, None),
         MapKind::PairFree => {
             let unit = |x: &Matrix| {
@@ -175,7 +182,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
             let found = match_points(unit(a).as_ref(), unit(&b_hidden).as_ref(), &opts)?;
             let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
-            (rotation(a, &matched)?, Some(right as f64 / n as f64))
+            (rotation(a, &matched, seed)?, Some(right as f64 / n as f64))
         }
     };
     Ok(FittedMap {
@@ -393,6 +400,20 @@ impl<B: Backend> Writer<'_, B> {
         })
     }
 
+    /// No map at all (the identity): what two encoders that share a basis by accident
+    /// (a shared initialisation) give without any pair.
+    pub fn identity(&self, e: &Embedded) -> Result<CaptionRow> {
+        let (captions, scores) = self.caption(&e.test_image, &e.test_views)?;
+        Ok(CaptionRow {
+            method: "identity".into(),
+            pairs: 0,
+            scores,
+            relative_residual: None,
+            match_accuracy: None,
+            captions,
+        })
+    }
+
     /// The null: a rotation fitted on `n` pool pairs whose captions were shuffled among
     /// the pool (so no pair is a true one, unless by chance).
     pub fn null(&self, e: &Embedded, n: usize, seed: u64) -> Result<CaptionRow> {
@@ -456,11 +477,12 @@ mod tests {
         assert!(e.to_string().contains("--fit N"), "{e}");
     }
 
-    /// With fewer pairs than d the rotation still fits its pairs exactly, is orthogonal,
-    /// and is the fit nearest the identity: a permuted basis of the same rows (which
-    /// changes how an SVD orders the free directions) gives the same map.
+    /// With fewer pairs than d the rotation still fits its pairs exactly and is
+    /// orthogonal; it is unique (a permuted order of the same pairs gives the same map)
+    /// and does not favour the identity: with identical sides and one pair the free
+    /// directions take the seeded rotation, not the identity.
     #[test]
-    fn few_pairs_give_the_rotation_nearest_the_identity() {
+    fn few_pairs_give_a_unique_rotation_that_favours_no_basis() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let (n, d) = (3, 6);
@@ -469,20 +491,23 @@ mod tests {
         let dec = svd(g.as_ref()).unwrap();
         let q = &dec.u * dec.v.transpose();
         let b = &a * &q;
-        let r = rotation(&a, &b).unwrap();
+        let r = rotation(&a, &b, 0).unwrap();
         assert!((&a * &r - &b).norm_l2() < 1e-6, "fits its pairs");
         assert!(
             (r.transpose() * &r - Matrix::identity(d, d)).norm_l2() < 1e-9,
             "orthogonal"
         );
-        // Rows in another order: the same fit problem.
         let perm = [2, 0, 1];
         let ap = Matrix::from_fn(n, d, |i, j| a[(perm[i], j)]);
         let bp = Matrix::from_fn(n, d, |i, j| b[(perm[i], j)]);
-        assert!((rotation(&ap, &bp).unwrap() - &r).norm_l2() < 1e-6);
-        // With identical sides the nearest fit is the identity itself.
-        let i = rotation(&a, &a).unwrap();
-        assert!((i - Matrix::identity(d, d)).norm_l2() < 1e-6);
+        assert!((rotation(&ap, &bp, 0).unwrap() - &r).norm_l2() < 1e-6);
+        let one = head(&a, 1);
+        let i = rotation(&one, &one, 0).unwrap();
+        assert!((&one * &i - &one).norm_l2() < 1e-6, "fits the one pair");
+        assert!(
+            (i - Matrix::identity(d, d)).norm_l2() > 0.5,
+            "the identity is not preferred"
+        );
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl DecoderTrainConfig {
 
     /// The config as TOML (saved in the run folder and its checkpoints).
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+        crate::config::to_toml(self)
     }
 
     /// Checks what serde cannot.

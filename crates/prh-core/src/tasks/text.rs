@@ -101,7 +101,7 @@ impl TrainConfig {
 
     /// The resolved config as TOML (saved in each run folder).
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+        crate::config::to_toml(self)
     }
 
     /// Checks ranges that serde cannot: positive sizes, fractions in (0, 1].

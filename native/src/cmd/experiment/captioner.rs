@@ -157,7 +157,7 @@ fn report_md(sections: &[(&str, &str, PathBuf)], demo: &Path, t0: Instant) -> Re
          the states, rendered afresh; maps fitted on the first N states of the rest. \
          References: the 128 captions the renderer writes for a state. `ceiling`: the \
          decoder on the test states' own caption embeddings; `null`: a rotation fitted on \
-         shuffled pairs; `random-init image`: the image encoder before training. {:.0} s.\n",
+         shuffled pairs; `identity`: no map; `random-init image`: the image encoder before training. {:.0} s.\n",
         demo.display(),
         t0.elapsed().as_secs_f64()
     );

@@ -239,7 +239,11 @@ fn Lab(st: State, c: Arc<Captioner>) -> impl IntoView {
             <div class="card">
                 <h2>"The picture"</h2>
                 <Picture result=result />
-                <p class="explain">"The image encoder sees this picture (its own jitter and lighting) and nothing else; no caption ever reached it."</p>
+                <p class="explain">{if c.observation == "symbolic" {
+                    "This image encoder reads the picture's one-hot code (which shape, colour, size, position and background it shows: what a perfect feature learner would extract), not its pixels; it was trained on image views alone, and no caption ever reached it."
+                } else {
+                    "The image encoder sees this picture (its own jitter and lighting) and nothing else; no caption ever reached it."
+                }}</p>
             </div>
             <div class="card">
                 <h2>"The caption"</h2>

@@ -193,7 +193,7 @@ impl SceneTrainConfig {
 
     /// The resolved config as TOML (saved in each run folder and checkpoint).
     pub fn to_toml(&self) -> Result<String> {
-        toml::to_string_pretty(self).map_err(|e| Error::invalid(format!("config to TOML: {e}")))
+        crate::config::to_toml(self)
     }
 
     /// Representation dimension d = sum_f (|values of f| - 1): the single-factor
