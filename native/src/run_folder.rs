@@ -440,7 +440,8 @@ pub fn load_scene<B: Backend>(dir: &Path, flag: &str, device: &B::Device) -> Res
             p.display()
         );
     }
-    let kind = task_kind(&p.display().to_string(), &read_config(&p)?, &[])?;
+    let text = read_config(&p)?;
+    let kind = task_kind(&p.display().to_string(), &text, &[])?;
     if !matches!(kind, TaskKind::SceneImage | TaskKind::SceneCaption) {
         bail!(
             "{flag} {}: {} has task.kind = {kind:?}, expected a scene JEPA run (scene-image or \
@@ -449,7 +450,7 @@ pub fn load_scene<B: Backend>(dir: &Path, flag: &str, device: &B::Device) -> Res
             p.display()
         );
     }
-    let cfg = SceneTrainConfig::parse(&p.display().to_string(), &read_config(&p)?, &[])?;
+    let cfg = SceneTrainConfig::parse(&p.display().to_string(), &text, &[])?;
     let ck_path = dir.join("checkpoints").join("latest.ckpt");
     if !ck_path.exists() {
         bail!(

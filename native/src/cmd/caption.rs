@@ -121,7 +121,7 @@ fn load(args: &Args, device: &prh_core::backend::burn::tensor::Device<Inner>) ->
     }
     let decoder = load_decoder::<Inner>(&args.decoder_run, "--decoder-run", device)?;
     let fp = &decoder.fingerprint;
-    if (fp.step, fp.crc32) != (text.ck.meta.step, text.ck.meta.crc32) {
+    if !fp.is_checkpoint(text.ck.meta.step, text.ck.meta.crc32) {
         bail!(
             "--decoder-run {} was trained on the caption encoder {} (step {}, crc {:08x}), not \
              on --text-run {} (step {}, crc {:08x}): train a decoder on it with --set \
@@ -241,21 +241,11 @@ fn export(
 ) -> Result<()> {
     use prh_core::experiments::captioner::CaptionerBundle;
     let image_dir = &runs.image;
-    let decoder_ck = {
-        let dir = &runs.decoder.dir;
-        let best = dir.join("checkpoints/best.ckpt");
-        let p = if best.exists() {
-            best
-        } else {
-            dir.join("checkpoints/latest.ckpt")
-        };
-        prh_core::train::checkpoint::Checkpoint::read(&p)?
-    };
     let mut bundle = CaptionerBundle {
         image_config: image_dir.cfg.to_toml()?,
         image_record: image_dir.ck.model.clone(),
         decoder_config: runs.decoder.cfg.to_toml()?,
-        decoder_record: decoder_ck.model.clone(),
+        decoder_record: runs.decoder.record.clone(),
         tokenizer: runs.decoder.tokenizer.to_json()?,
         dim: emb.pool_image.ncols(),
         beam,

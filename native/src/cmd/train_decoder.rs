@@ -191,7 +191,7 @@ fn train_task<B: AutodiffBackend, S: CaptionSource<B::InnerBackend> + Sync>(
     let fp_path = dir.join("encoder.json");
     if folder.restart && fp_path.exists() {
         let was = read_fingerprint(&fp_path)?;
-        if (was.step, was.crc32) != (fingerprint.step, fingerprint.crc32) {
+        if !was.is_checkpoint(fingerprint.step, fingerprint.crc32) {
             bail!(
                 "{}: this decoder was trained on {} at step {} (crc {:08x}), but it now holds \
                  step {} (crc {:08x}); start a new decoder run",
@@ -257,8 +257,8 @@ pub struct DecoderRun<B: Backend> {
     pub fingerprint: EncoderFingerprint,
     /// The decoder (its best checkpoint, else the latest).
     pub decoder: CaptionDecoder<B>,
-    /// Its run folder.
-    pub dir: PathBuf,
+    /// The loaded checkpoint's model record (what `caption --export` ships).
+    pub record: Vec<u8>,
 }
 
 /// Loads the decoder run folder `dir` (`flag` names it in errors).
@@ -308,6 +308,6 @@ pub fn load_decoder<B: Backend>(
         tokenizer,
         fingerprint,
         decoder,
-        dir: dir.to_path_buf(),
+        record: ck.model,
     })
 }

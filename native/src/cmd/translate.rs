@@ -26,7 +26,7 @@ use crate::run_folder::{load_text, load_text_model, stored_config};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::experiments::captioner::{MapKind, fit_map};
-use prh_core::linalg::{Matrix, from_row_major};
+use prh_core::linalg::{Matrix, from_rows, to_rows};
 use prh_core::measure::matching::seeded_permutation;
 use prh_core::models::caption_decoder::condition;
 use prh_core::tasks::decoder::write_captions;
@@ -99,20 +99,9 @@ impl TextRun {
     }
 
     fn embed(&self, texts: &[String], device: &Device) -> Result<Matrix> {
-        matrix(embed_rows(
-            &self.model,
-            &self.spec,
-            &self.tok,
-            texts,
-            device,
-        )?)
+        let rows = embed_rows(&self.model, &self.spec, &self.tok, texts, device)?;
+        Ok(from_rows(&rows)?)
     }
-}
-
-fn matrix(rows: Vec<Vec<f64>>) -> Result<Matrix> {
-    let d = rows.first().map_or(0, Vec::len);
-    let flat: Vec<f64> = rows.into_iter().flatten().collect();
-    Ok(from_row_major(flat.len() / d.max(1), d, &flat)?)
 }
 
 /// The groups of `split` in both languages, matched by image id, with at least 2 target
@@ -155,7 +144,7 @@ pub fn run(args: Args) -> Result<()> {
     let tgt = TextRun::load(&args.text_run, "--text-run", &device)?;
     let dec = load_decoder::<Inner>(&args.decoder_run, "--decoder-run", &device)?;
     let fp = &dec.fingerprint;
-    if (fp.step, fp.crc32) != (tgt.ck.meta.step, tgt.ck.meta.crc32) {
+    if !fp.is_checkpoint(tgt.ck.meta.step, tgt.ck.meta.crc32) {
         bail!(
             "--decoder-run {} was trained on the encoder {} (step {}, crc {:08x}), not on \
              --text-run {} (step {}, crc {:08x})",
@@ -183,17 +172,6 @@ pub fn run(args: Args) -> Result<()> {
     if args.groups > 0 {
         test.truncate(args.groups);
     }
-    let first = |gs: &[(Group, Group)], target: bool| -> Vec<String> {
-        gs.iter()
-            .map(|(a, b)| {
-                if target {
-                    b.texts[0].clone()
-                } else {
-                    a.texts[0].clone()
-                }
-            })
-            .collect()
-    };
     let refs: Vec<Vec<Vec<String>>> = test
         .iter()
         .map(|(_, b)| b.texts[1..].iter().map(|t| words(t)).collect())
@@ -214,13 +192,10 @@ pub fn run(args: Args) -> Result<()> {
     );
     let beam = args.beam.unwrap_or(dec.cfg.decoder.beam);
     let write = |x: &Matrix| -> Result<Vec<String>> {
-        let rows: Vec<Vec<f64>> = (0..x.nrows())
-            .map(|i| (0..x.ncols()).map(|j| x[(i, j)]).collect())
-            .collect();
         Ok(write_captions(
             &dec.decoder,
             &dec.tokenizer,
-            &condition(&rows),
+            &condition(&to_rows(x.as_ref())),
             beam,
             &device,
         )?)
@@ -299,16 +274,15 @@ fn random_init(
         device,
         prh_core::rng::derive_seed(src.cfg.run.seed, prh_core::rng::Stream::Init, 0),
     );
-    let untrained = TextRun {
-        model: src.spec.init::<Inner>(device)?,
-        spec: src.spec.clone(),
-        tok: src.tok.clone(),
-        cfg: src.cfg.clone(),
-        ck: src.ck.clone(),
+    let untrained = src.spec.init::<Inner>(device)?;
+    let embed = |gs: &[(Group, Group)]| -> Result<Matrix> {
+        let texts = first(gs, false);
+        Ok(from_rows(&embed_rows(
+            &untrained, &src.spec, &src.tok, &texts, device,
+        )?)?)
     };
-    let fa = untrained.embed(&first(fit, false), device)?;
-    let m = fit_map(MapKind::Rotation, &fa, fb, 0)?;
-    write(&(&untrained.embed(&first(test, false), device)? * &m.m))
+    let m = fit_map(MapKind::Rotation, &embed(fit)?, fb, 0)?;
+    write(&(&embed(test)? * &m.m))
 }
 
 /// For each source caption, the target fit caption nearest in TF-IDF (fitted on both

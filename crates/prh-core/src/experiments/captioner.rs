@@ -17,8 +17,9 @@
 //! Baselines: the decoder on the test states' own caption embeddings (the ceiling: no
 //! map), a rotation fitted on shuffled pairs (the null), and no map at all (the identity).
 
-use crate::linalg::{Matrix, from_row_major, svd};
+use crate::linalg::{Matrix, from_row_major, from_rows, svd, to_rows};
 use crate::measure::matching::{MatchOptions, match_points, seeded_permutation};
+use crate::measure::preprocess::l2_normalize_rows;
 use crate::models::caption_decoder::{CaptionDecoder, condition};
 use crate::scene::render_text::reference_captions;
 use crate::scene::theory::{paired_seed, paired_views};
@@ -163,15 +164,6 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
         MapKind::Rotation => (rotation(a, b, seed)?, None),
         MapKind::Linear => (least_squares(a, b)?, None),
         MapKind::PairFree => {
-            let unit = |x: &Matrix| {
-                Matrix::from_fn(x.nrows(), x.ncols(), |i, j| {
-                    let norm = (0..x.ncols())
-                        .map(|k| x[(i, k)].powi(2))
-                        .sum::<f64>()
-                        .sqrt();
-                    if norm > 0.0 { x[(i, j)] / norm } else { 0.0 }
-                })
-            };
             // The caption side in a seeded order, so the solver cannot read the pairing.
             let hide = seeded_permutation(n, seed ^ 0x0bad_5eed);
             let b_hidden = Matrix::from_fn(n, e, |i, j| b[(hide[i], j)]);
@@ -179,7 +171,10 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
                 seed,
                 ..MatchOptions::default()
             };
-            let found = match_points(unit(a).as_ref(), unit(&b_hidden).as_ref(), &opts)?;
+            let (mut ua, mut ub) = (a.clone(), b_hidden.clone());
+            l2_normalize_rows(&mut ua);
+            l2_normalize_rows(&mut ub);
+            let found = match_points(ua.as_ref(), ub.as_ref(), &opts)?;
             let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
             (rotation(a, &matched, seed)?, Some(right as f64 / n as f64))
@@ -280,13 +275,6 @@ pub struct Embedded {
     pub test_views: Vec<SceneView>,
 }
 
-/// Rows as a matrix.
-fn matrix(rows: Vec<Vec<f64>>) -> Result<Matrix> {
-    let d = rows.first().map_or(0, Vec::len);
-    let flat: Vec<f64> = rows.into_iter().flatten().collect();
-    from_row_major(flat.len() / d.max(1), d, &flat)
-}
-
 /// Embeds the split's pictures with `image` and captions with `text`: the pool from the
 /// paired evaluation set of `seed` (the renderings every run exports), the test states
 /// from a second paired set drawn for them.
@@ -305,10 +293,10 @@ pub fn embed<B: Backend>(
     };
     let test_views = pick(&ti, &split.test);
     Ok(Embedded {
-        pool_image: matrix(image.embed(&pick(&pi, &split.pool), device)?)?,
-        pool_text: matrix(text.embed(&pick(&pt, &split.pool), device)?)?,
-        test_image: matrix(image.embed(&test_views, device)?)?,
-        test_text: matrix(text.embed(&pick(&tt, &split.test), device)?)?,
+        pool_image: from_rows(&image.embed(&pick(&pi, &split.pool), device)?)?,
+        pool_text: from_rows(&text.embed(&pick(&pt, &split.pool), device)?)?,
+        test_image: from_rows(&image.embed(&test_views, device)?)?,
+        test_text: from_rows(&text.embed(&pick(&tt, &split.test), device)?)?,
         test_views,
     })
 }
@@ -316,13 +304,6 @@ pub fn embed<B: Backend>(
 /// The first `n` rows.
 fn head(x: &Matrix, n: usize) -> Matrix {
     Matrix::from_fn(n.min(x.nrows()), x.ncols(), |i, j| x[(i, j)])
-}
-
-/// Rows of a matrix.
-fn rows(x: &Matrix) -> Vec<Vec<f64>> {
-    (0..x.nrows())
-        .map(|i| (0..x.ncols()).map(|j| x[(i, j)]).collect())
-        .collect()
 }
 
 /// One scored way of captioning the test pictures.
@@ -360,7 +341,7 @@ impl<B: Backend> Writer<'_, B> {
         let caps = write_captions(
             self.decoder,
             self.tokenizer,
-            &condition(&rows(x)),
+            &condition(&to_rows(x.as_ref())),
             self.beam,
             self.device,
         )?;
@@ -734,6 +715,6 @@ impl CaptionerBundle {
             )?
         };
         let x = from_row_major(1, z.len(), z)?;
-        Ok(rows(&(&x * &fitted.m)).remove(0))
+        Ok(to_rows((&x * &fitted.m).as_ref()).remove(0))
     }
 }

@@ -10,7 +10,7 @@
 //! [`crate::scene::SceneWorld`] and the comparison of learned embeddings with it. The CLI
 //! (`native/src/cmd/demo.rs`) drives training, progress and the report folder.
 
-use crate::linalg::Matrix;
+use crate::linalg::{Matrix, from_rows};
 use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::align_and_rank;
@@ -517,11 +517,6 @@ impl KindResults {
     }
 }
 
-fn to_matrix(rows: Vec<Vec<f64>>) -> Matrix {
-    let d = rows.first().map_or(0, Vec::len);
-    Matrix::from_fn(rows.len(), d, |i, j| rows[i][j])
-}
-
 /// What the demo measures for one pair of encoders: each against its F, and the two
 /// against each other, learned and predicted (see [`evaluate`]).
 struct PairScores {
@@ -542,13 +537,13 @@ fn score_pair<B: Backend>(
     device: &B::Device,
 ) -> Result<PairScores> {
     let seed = probe_seed(cfg.seed, Modality::Image);
-    let xi = to_matrix(image.embed(&augmented_views(world, Modality::Image, seed), device)?);
+    let xi = from_rows(&image.embed(&augmented_views(world, Modality::Image, seed), device)?)?;
     let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
-    let xt = to_matrix(text.embed(&text_views, device)?);
+    let xt = from_rows(&text.embed(&text_views, device)?)?;
     let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
     let (pi, pt) = (
-        to_matrix(image.embed(&iv, device)?),
-        to_matrix(text.embed(&tv, device)?),
+        from_rows(&image.embed(&iv, device)?)?,
+        from_rows(&text.embed(&tv, device)?)?,
     );
     Ok(PairScores {
         image_vs_theory: compare_to_theory(&xi, &theory.image)?,

@@ -32,6 +32,31 @@ pub fn from_row_major(n: usize, d: usize, data: &[f64]) -> Result<Matrix> {
     Ok(Mat::from_fn(n, d, |i, j| data[i * d + j]))
 }
 
+/// Builds an `[n, d]` matrix from `n` rows of `d` values each (`d` of the first row).
+///
+/// # Shapes
+/// `rows [n][d]` -> `[n, d]`
+pub fn from_rows(rows: &[Vec<f64>]) -> Result<Matrix> {
+    let d = rows.first().map_or(0, Vec::len);
+    if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != d) {
+        return Err(Error::invalid(format!(
+            "row {i} has {} values, row 0 has {d}",
+            r.len()
+        )));
+    }
+    Ok(Mat::from_fn(rows.len(), d, |i, j| rows[i][j]))
+}
+
+/// The rows of a matrix.
+///
+/// # Shapes
+/// `[n, d]` -> `[n][d]`
+pub fn to_rows(m: MatRef<'_, f64>) -> Vec<Vec<f64>> {
+    (0..m.nrows())
+        .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
+        .collect()
+}
+
 /// Flattens a matrix into a row-major buffer.
 ///
 /// # Shapes

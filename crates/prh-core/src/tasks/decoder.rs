@@ -195,6 +195,14 @@ pub struct EncoderFingerprint {
     pub dim: usize,
 }
 
+impl EncoderFingerprint {
+    /// Whether this is the fingerprint of the checkpoint at `step` with checksum `crc32`
+    /// (a decoder decodes only the encoder checkpoint it was trained on).
+    pub fn is_checkpoint(&self, step: usize, crc32: u32) -> bool {
+        (self.step, self.crc32) == (step, crc32)
+    }
+}
+
 /// Where a decoder's training captions and their frozen embeddings come from.
 pub trait CaptionSource<I: Backend> {
     /// The tokenizer of the captions (the encoder's).
