@@ -52,6 +52,8 @@ enum Command {
     Export(cmd::export::Args),
     /// SIGReg (LeJEPA's Gaussianity statistic) of an embedding file: collapse diagnosis.
     Sigreg(cmd::sigreg::Args),
+    /// The spectrum an encoder reaches on positive pairs (two files, row i = pair i's views).
+    PairSpectrum(cmd::pair_spectrum::Args),
     /// Reproduce a claim on real data into a report folder (views-multilingual).
     Experiment(cmd::experiment::Args),
 }
@@ -83,6 +85,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Embed(args) => cmd::embed::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Sigreg(args) => cmd::sigreg::run(args),
+        Command::PairSpectrum(args) => cmd::pair_spectrum::run(args),
         Command::Experiment(args) => cmd::experiment::run(args),
     }
 }

@@ -177,6 +177,32 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
     }
 }
 
+/// Each encoder's reached spectrum beside K's (`SpectrumReached`): which predicted
+/// directions it holds (rho = lambda) and which it misses (rho below lambda).
+fn print_spectra(results: &[KindResults]) {
+    let row = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!(
+        "\nspectrum reached on {} positive pairs of each encoder's own views (rho_i <= lambda_{{i+1}} of K; \
+         equal when the encoder holds that predicted direction)",
+        results.first().map_or(0, |r| r.image_spectrum.pairs)
+    );
+    for r in results {
+        for (m, sp) in [("image", &r.image_spectrum), ("caption", &r.text_spectrum)] {
+            println!(
+                "{:<34} reached {}",
+                format!("{} {m}", r.label()),
+                row(&sp.reached)
+            );
+            println!("{:<34} K       {}", "", row(&sp.predicted));
+        }
+    }
+}
+
 /// The folder name of one run, e.g. `spectral_good_image` (rendered) or
 /// `symbolic_spectral_good_image`.
 fn run_name(observation: Observation, loss: LossKind, kind: ViewKind, m: Modality) -> String {
@@ -317,6 +343,7 @@ pub fn run(args: Args) -> Result<()> {
     let baselines = baselines(&cfg, &world, &theories, &device)?;
     // 3. Report.
     print_table(&results, &baselines);
+    print_spectra(&results);
     write_report(
         &args,
         &cfg,

@@ -11,6 +11,7 @@ pub mod export;
 pub mod inputs;
 pub mod matching;
 pub mod metrics;
+pub mod pair_spectrum;
 pub mod sigreg;
 pub mod spectral;
 pub mod train;

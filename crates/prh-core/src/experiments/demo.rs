@@ -14,6 +14,7 @@ use crate::linalg::{Matrix, from_rows};
 use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::align_and_rank;
+use crate::measure::view_spectrum::view_spectrum;
 use crate::scene::theory::{
     LearnedVsTheory, ModalityTheory, augmented_views, compare_to_theory, modality_theory,
     paired_seed, paired_views, predicted_rows, probe_seed,
@@ -493,6 +494,10 @@ pub struct KindResults {
     pub image_vs_theory: LearnedVsTheory,
     /// Learned caption representation vs its predicted F.
     pub text_vs_theory: LearnedVsTheory,
+    /// The spectrum the image encoder reached beside K's ([`SpectrumReached`]).
+    pub image_spectrum: SpectrumReached,
+    /// The spectrum the caption encoder reached beside K's.
+    pub text_spectrum: SpectrumReached,
     /// Image-vs-text alignment of the learned encoders on paired states.
     pub learned: Alignment,
     /// The same alignment computed on the predicted representations.
@@ -524,8 +529,56 @@ struct PairScores {
     text_vs_theory: LearnedVsTheory,
     learned: Alignment,
     predicted: Alignment,
+    image_spectrum: SpectrumReached,
+    text_spectrum: SpectrumReached,
     image_embeddings: Matrix,
     text_embeddings: Matrix,
+}
+
+/// Positive pairs on which [`spectrum_reached`] measures an encoder: enough that the
+/// sampling error of each value (~1/sqrt(pairs)) stays below the spectrum's gaps.
+pub const SPECTRUM_PAIRS: usize = 4096;
+
+/// The spectrum an encoder reached on positive pairs of its own training distribution
+/// ([`view_spectrum`]), beside K's top non-trivial eigenvalues: an encoder that reached F
+/// reaches them (Poincaré separation: never above them, to sampling error), and each
+/// predicted direction it misses shows as a value below its lambda. Needs no labels and no
+/// second model, so it says *which* directions a learned encoder holds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpectrumReached {
+    /// rho_1 >= ... >= rho_d of the encoder's features on `pairs` sampled positive pairs.
+    pub reached: Vec<f64>,
+    /// lambda_2 >= ... >= lambda_{d+1} of K (the trivial 1 skipped).
+    pub predicted: Vec<f64>,
+    /// Positive pairs sampled.
+    pub pairs: usize,
+}
+
+/// [`SpectrumReached`] of `model` (modality `m`) on [`SPECTRUM_PAIRS`] positive pairs of
+/// `theory`'s view kind, drawn from `seed`.
+pub fn spectrum_reached<B: Backend>(
+    world: &SceneWorld,
+    theory: &ModalityTheory,
+    model: &SceneModel<B>,
+    seed: u64,
+    device: &B::Device,
+) -> Result<SpectrumReached> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5bec_7a11);
+    let (a, b): (Vec<_>, Vec<_>) = (0..SPECTRUM_PAIRS)
+        .map(|_| world.sample_pair(theory.modality, theory.kind, &mut rng))
+        .unzip();
+    let (fa, fb) = (
+        from_rows(&model.embed(&a, device)?)?,
+        from_rows(&model.embed(&b, device)?)?,
+    );
+    let d = theory.f.ncols();
+    let mut reached = view_spectrum(fa.as_ref(), fb.as_ref())?;
+    reached.truncate(d);
+    Ok(SpectrumReached {
+        reached,
+        predicted: theory.eigenvalues.iter().skip(1).take(d).copied().collect(),
+        pairs: SPECTRUM_PAIRS,
+    })
 }
 
 fn score_pair<B: Backend>(
@@ -555,6 +608,8 @@ fn score_pair<B: Backend>(
             cfg.k,
             seed,
         )?,
+        image_spectrum: spectrum_reached(world, &theory.image, image, cfg.seed, device)?,
+        text_spectrum: spectrum_reached(world, &theory.text, text, cfg.seed, device)?,
         image_embeddings: pi,
         text_embeddings: pt,
     })
@@ -586,6 +641,8 @@ pub fn evaluate<B: Backend>(
         text_training: Convergence::default(),
         image_vs_theory: s.image_vs_theory,
         text_vs_theory: s.text_vs_theory,
+        image_spectrum: s.image_spectrum,
+        text_spectrum: s.text_spectrum,
         learned: s.learned,
         predicted: s.predicted,
         image_embeddings: s.image_embeddings,
@@ -605,6 +662,10 @@ pub struct Baseline {
     pub image_vs_theory: LearnedVsTheory,
     /// Untrained caption encoder vs its F.
     pub text_vs_theory: LearnedVsTheory,
+    /// The spectrum the untrained image encoder holds beside K's.
+    pub image_spectrum: SpectrumReached,
+    /// The spectrum the untrained caption encoder holds beside K's.
+    pub text_spectrum: SpectrumReached,
     /// Untrained image vs untrained caption encoder.
     pub learned: Alignment,
 }
@@ -625,6 +686,8 @@ pub fn evaluate_baseline<B: Backend>(
         observation,
         image_vs_theory: s.image_vs_theory,
         text_vs_theory: s.text_vs_theory,
+        image_spectrum: s.image_spectrum,
+        text_spectrum: s.text_spectrum,
         learned: s.learned,
     })
 }

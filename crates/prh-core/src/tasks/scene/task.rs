@@ -286,7 +286,8 @@ mod tests {
     use burn::backend::NdArray;
 
     /// The sampler's batch is view-major (`views` lists of `batch` views), sample i of every
-    /// list observes one state, and bad views of a sample share one rendering.
+    /// list observes one state, bad views of a sample share its modelled nuisance, and no
+    /// two views share the unmodelled per-view randomness (style).
     #[test]
     fn sampler_batches_are_view_major_and_share_what_they_should() {
         use crate::scene::{SceneConfig, SceneWorld};
@@ -303,8 +304,14 @@ mod tests {
             assert_eq!((b.len(), b[0].len()), (3, 5));
             for i in 0..5 {
                 assert!(b.iter().all(|v| v[i].state == b[0][i].state));
-                let same_render = b.iter().all(|v| v[i].style_seed == b[0][i].style_seed);
-                assert_eq!(same_render, kind == ViewKind::Bad);
+                let same_u = b.iter().all(|v| v[i].nuisance == b[0][i].nuisance);
+                if kind == ViewKind::Bad {
+                    assert!(same_u, "bad views share the rendering's nuisance");
+                }
+                let mut styles: Vec<u64> = b.iter().map(|v| v[i].style_seed).collect();
+                styles.sort_unstable();
+                styles.dedup();
+                assert_eq!(styles.len(), 3, "every view draws its own style");
             }
             assert_eq!(b, s.batch(7, 2), "batches are a function of (seed, step)");
         }

@@ -1,0 +1,252 @@
+//! The spectrum an encoder reaches (paper §2-3), measured from positive pairs alone: which
+//! eigen-directions of K a learned representation holds, and with what eigenvalue, with
+//! no labels and no second model.
+//!
+//! Let f be an encoder's features on views and (x, x+) a positive pair. With mu the mean
+//! feature, C = Cov(f) and C+ = Cov(f(x), f(x+)) (symmetrised: pairs are exchangeable),
+//! the **reached spectrum** is rho_1 >= rho_2 >= ..., the eigenvalues of
+//! C^-1/2 C+ C^-1/2: the largest E[g(x) g(x+)] over unit-variance, centred g in span(f),
+//! then the next orthogonal to it, and so on (the canonical correlations of f across a
+//! positive pair). It is the spectrum of the positive-pair operator (whose non-trivial
+//! eigenvalues are K's: the view and state kernels share their non-zero spectrum, see
+//! `crate::scene`) restricted to span(f). Hence (Poincaré separation):
+//! - rho_i <= lambda_{i+1}(K) for every i (lambda_1 = 1 is the trivial direction that
+//!   centring removes), up to sampling error;
+//! - rho_i = lambda_{i+1} for i <= j exactly when span(f) holds K's top-j non-trivial
+//!   eigenfunctions, so an encoder that reached F reaches K's top d eigenvalues, and a
+//!   missing predicted direction shows as a rho below its lambda, at the eigenvalue of
+//!   whatever the encoder holds instead (a product of two factors, say).
+//! - It is invariant to any invertible linear map of the features (a rotation, a
+//!   scaling), as the theorem's identification up to rotation asks.
+//!
+//! Directions of numerically zero variance (C's eigenvalues below 1e-10 of its largest)
+//! are dropped, so a collapsed encoder reports fewer values than its width.
+
+use crate::linalg::{Matrix, sym_eigen};
+use crate::{Error, Result};
+use faer::MatRef;
+
+/// Relative variance below which a feature direction counts as absent.
+const RANK_TOLERANCE: f64 = 1e-10;
+
+/// The reached spectrum of features on `n` positive pairs (row i of `a` and row i of `b`
+/// are the two views of pair i), each pair weighted equally. See the module doc.
+///
+/// # Shapes
+/// `a [n, e]`, `b [n, e]` -> at most `e` values, decreasing
+pub fn view_spectrum(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Result<Vec<f64>> {
+    let n = a.nrows();
+    view_spectrum_weighted(a, b, &vec![1.0 / n.max(1) as f64; n])
+}
+
+/// [`view_spectrum`] with pair i weighted by `w[i]` (weights summing to 1: a
+/// distribution over pairs, e.g. Pi itself over states for an exact check).
+///
+/// # Shapes
+/// `a [n, e]`, `b [n, e]`, `w [n]` -> at most `e` values, decreasing
+pub fn view_spectrum_weighted(
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    w: &[f64],
+) -> Result<Vec<f64>> {
+    let (n, e) = (a.nrows(), a.ncols());
+    if b.nrows() != n || b.ncols() != e || w.len() != n {
+        return Err(Error::invalid(format!(
+            "view spectrum: the two views of each pair need features of one shape and one \
+             weight per pair, got [{n}, {e}], [{}, {}] and {} weights",
+            b.nrows(),
+            b.ncols(),
+            w.len()
+        )));
+    }
+    if n < 2 || e == 0 {
+        return Err(Error::invalid(format!(
+            "view spectrum: needs at least 2 pairs of non-empty features, got {n} pairs of {e}"
+        )));
+    }
+    let finite = (0..n).all(|i| {
+        w[i].is_finite()
+            && w[i] >= 0.0
+            && (0..e).all(|j| a[(i, j)].is_finite() && b[(i, j)].is_finite())
+    });
+    let total: f64 = w.iter().sum();
+    if !finite || total <= 0.0 {
+        return Err(Error::invalid(
+            "view spectrum: features and weights must be finite, weights non-negative and not all zero",
+        ));
+    }
+    // mu over both views; the pair distribution is symmetric once (a, b) and (b, a) count.
+    let mu: Vec<f64> = (0..e)
+        .map(|j| (0..n).map(|i| w[i] * (a[(i, j)] + b[(i, j)])).sum::<f64>() / (2.0 * total))
+        .collect();
+    let sw: Vec<f64> = w.iter().map(|x| (x / total).sqrt()).collect();
+    let ac = Matrix::from_fn(n, e, |i, j| sw[i] * (a[(i, j)] - mu[j]));
+    let bc = Matrix::from_fn(n, e, |i, j| sw[i] * (b[(i, j)] - mu[j]));
+    let (aa, bb, ab) = (
+        ac.transpose() * &ac,
+        bc.transpose() * &bc,
+        ac.transpose() * &bc,
+    );
+    let c = Matrix::from_fn(e, e, |i, j| 0.5 * (aa[(i, j)] + bb[(i, j)]));
+    let cp = Matrix::from_fn(e, e, |i, j| 0.5 * (ab[(i, j)] + ab[(j, i)]));
+    // C^-1/2 on C's range: directions of no variance carry no eigen-direction.
+    let ev = sym_eigen(c.as_ref())?;
+    let top = ev.values[0].max(0.0);
+    let keep: Vec<usize> = (0..e)
+        .filter(|&k| ev.values[k] > RANK_TOLERANCE * top && top > 0.0)
+        .collect();
+    if keep.is_empty() {
+        return Ok(Vec::new());
+    }
+    let r = keep.len();
+    let white = Matrix::from_fn(e, r, |i, c| {
+        ev.vectors[(i, keep[c])] / ev.values[keep[c]].sqrt()
+    });
+    let m = white.transpose() * &cp * &white;
+    Ok(sym_eigen(m.as_ref())?.values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linalg::sym_eigenvalues;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A random symmetric joint distribution Pi over `n` states with a positive diagonal.
+    fn random_pi(n: usize, seed: u64) -> Matrix {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut p = Matrix::from_fn(n, n, |_, _| rng.random::<f64>().powi(3));
+        for i in 0..n {
+            p[(i, i)] += 1.0;
+        }
+        let sym = Matrix::from_fn(n, n, |i, j| p[(i, j)] + p[(j, i)]);
+        let s: f64 = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| sym[(i, j)])
+            .sum();
+        Matrix::from_fn(n, n, |i, j| sym[(i, j)] / s)
+    }
+
+    /// K = D^-1/2 Pi D^-1/2's eigenvalues, decreasing.
+    fn k_eigenvalues(pi: &Matrix) -> Vec<f64> {
+        let n = pi.nrows();
+        let p: Vec<f64> = (0..n).map(|i| (0..n).map(|j| pi[(i, j)]).sum()).collect();
+        let k = Matrix::from_fn(n, n, |i, j| pi[(i, j)] / (p[i] * p[j]).sqrt());
+        sym_eigenvalues(k.as_ref()).unwrap()
+    }
+
+    /// Every (state, state) pair weighted by Pi, features given per state.
+    fn all_pairs(pi: &Matrix, feat: &Matrix) -> (Matrix, Matrix, Vec<f64>) {
+        let (n, e) = (pi.nrows(), feat.ncols());
+        let a = Matrix::from_fn(n * n, e, |r, c| feat[(r / n, c)]);
+        let b = Matrix::from_fn(n * n, e, |r, c| feat[(r % n, c)]);
+        let w = (0..n * n).map(|r| pi[(r / n, r % n)]).collect();
+        (a, b, w)
+    }
+
+    /// Closed form: one-hot features span every function of the state, so the reached
+    /// spectrum is K's whole non-trivial spectrum (to 1e-10).
+    #[test]
+    fn one_hot_features_reach_ks_spectrum_exactly() {
+        let n = 7;
+        let pi = random_pi(n, 3);
+        let (a, b, w) = all_pairs(&pi, &Matrix::identity(n, n));
+        let rho = view_spectrum_weighted(a.as_ref(), b.as_ref(), &w).unwrap();
+        let lambda = k_eigenvalues(&pi);
+        assert!((lambda[0] - 1.0).abs() < 1e-10);
+        assert_eq!(rho.len(), n - 1, "centring removes the trivial direction");
+        for (r, l) in rho.iter().zip(&lambda[1..]) {
+            assert!((r - l).abs() < 1e-10, "{rho:?} vs {lambda:?}");
+        }
+    }
+
+    /// Poincaré separation on a random 3-dimensional feature map: rho_i <= lambda_{i+1};
+    /// and invariance to an invertible linear map of the features.
+    #[test]
+    fn restricted_spectrum_interlaces_and_ignores_reparametrisation() {
+        let n = 9;
+        let pi = random_pi(n, 5);
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let feat = Matrix::from_fn(n, 3, |_, _| rng.random::<f64>() - 0.5);
+        let (a, b, w) = all_pairs(&pi, &feat);
+        let rho = view_spectrum_weighted(a.as_ref(), b.as_ref(), &w).unwrap();
+        let lambda = k_eigenvalues(&pi);
+        assert_eq!(rho.len(), 3);
+        for i in 0..3 {
+            assert!(rho[i] <= lambda[i + 1] + 1e-12, "{rho:?} vs {lambda:?}");
+        }
+        let m = Matrix::from_fn(3, 3, |i, j| {
+            if i == j {
+                2.0
+            } else {
+                0.3 * (i + 2 * j) as f64
+            }
+        });
+        let (am, bm) = (&a * &m, &b * &m);
+        let rho2 = view_spectrum_weighted(am.as_ref(), bm.as_ref(), &w).unwrap();
+        for (x, y) in rho.iter().zip(&rho2) {
+            assert!((x - y).abs() < 1e-9);
+        }
+    }
+
+    /// Sampled pairs estimate the weighted spectrum (to sampling error), and a feature map
+    /// with a constant and a duplicated column drops them instead of dividing by zero.
+    #[test]
+    fn sampled_pairs_converge_and_dead_directions_are_dropped() {
+        let n = 5;
+        let pi = random_pi(n, 1);
+        let cells: Vec<(usize, usize, f64)> = (0..n * n)
+            .map(|r| (r / n, r % n, pi[(r / n, r % n)]))
+            .collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let m = 40_000;
+        let mut pairs = Vec::with_capacity(m);
+        for _ in 0..m {
+            let u: f64 = rng.random();
+            let mut acc = 0.0;
+            let mut pick = cells[cells.len() - 1];
+            for &c in &cells {
+                acc += c.2;
+                if u < acc {
+                    pick = c;
+                    break;
+                }
+            }
+            pairs.push((pick.0, pick.1));
+        }
+        // One-hot, plus a constant column and a copy of column 0.
+        let feat = |s: usize, c: usize| match c {
+            5 => 1.0,
+            6 => f64::from(u8::from(s == 0)),
+            _ => f64::from(u8::from(s == c)),
+        };
+        let a = Matrix::from_fn(m, 7, |i, c| feat(pairs[i].0, c));
+        let b = Matrix::from_fn(m, 7, |i, c| feat(pairs[i].1, c));
+        let rho = view_spectrum(a.as_ref(), b.as_ref()).unwrap();
+        let lambda = k_eigenvalues(&pi);
+        assert_eq!(rho.len(), n - 1);
+        for (r, l) in rho.iter().zip(&lambda[1..]) {
+            assert!((r - l).abs() < 0.03, "{rho:?} vs {lambda:?}");
+        }
+    }
+
+    #[test]
+    fn bad_shapes_and_values_are_refused() {
+        let a = Matrix::zeros(4, 2);
+        let b = Matrix::zeros(3, 2);
+        assert!(view_spectrum(a.as_ref(), b.as_ref()).is_err());
+        let mut c = Matrix::zeros(4, 2);
+        c[(1, 1)] = f64::NAN;
+        assert!(
+            view_spectrum(a.as_ref(), c.as_ref())
+                .unwrap_err()
+                .to_string()
+                .contains("finite")
+        );
+        assert_eq!(
+            view_spectrum(a.as_ref(), a.as_ref()).unwrap(),
+            Vec::<f64>::new()
+        );
+    }
+}
