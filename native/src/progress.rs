@@ -3,12 +3,19 @@
 //! status line at a steady interval, `[run] step s/total loss L, r steps/s, x samples/s,
 //! eta T`; nothing with `--quiet`.
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Every bar of the process, so runs on several threads at once (the demo's worker pool)
+/// draw one line each instead of over each other.
+fn bars() -> &'static MultiProgress {
+    static BARS: std::sync::OnceLock<MultiProgress> = std::sync::OnceLock::new();
+    BARS.get_or_init(MultiProgress::new)
+}
 
 /// `--quiet`: no progress at all (errors and results are still printed).
 pub fn set_quiet(quiet: bool) {
@@ -51,7 +58,7 @@ impl Progress {
         let quiet = QUIET.load(Ordering::Relaxed);
         let tty = std::io::stderr().is_terminal();
         let bar = (!quiet && tty).then(|| {
-            let bar = ProgressBar::new(total as u64);
+            let bar = bars().add(ProgressBar::new(total as u64));
             bar.set_style(
                 ProgressStyle::with_template(
                     "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",

@@ -249,32 +249,66 @@ fn convergence(dir: &Path, steps: usize) -> Result<Convergence> {
     Ok(out)
 }
 
-/// Trains the image and the caption encoder of one objective, observation and view kind,
-/// each in its run folder, and evaluates them against the theory; writes their paired
-/// embeddings.
+/// One encoder of the demo: the pair (objective, observation, view kind) it belongs to
+/// and its modality.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    observation: Observation,
+    loss: LossKind,
+    /// Index into the view kinds' theories.
+    theory: usize,
+    m: Modality,
+}
+
+impl Job {
+    /// Rank of its expected cost, costliest first (measured: a picture run is ~4x a
+    /// caption run and ~10x a symbol run): the pool starts the long runs first so the
+    /// workers finish together.
+    fn cost_rank(&self) -> u8 {
+        match (self.observation, self.m) {
+            (Observation::Rendered, Modality::Image) => 0,
+            (Observation::Rendered, Modality::Text) => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// Trains one encoder in its run folder, with `replicas` data-parallel replicas.
+fn train_one(
+    args: &Args,
+    cfg: &DemoConfig,
+    t: &KindTheory,
+    job: Job,
+    replicas: usize,
+) -> Result<(SceneModel<Inner>, Convergence)> {
+    let name = run_name(job.observation, job.loss, t.kind, job.m);
+    let mut run_cfg = cfg.run_config(job.m, t.kind, job.loss, job.observation);
+    run_cfg.run.data_parallel = replicas;
+    let folder = RunFolder::replace(run_cfg, args.out.join(&name))?;
+    let out = run_in_folder(&folder, demo_devices(), Some(&name))
+        .with_context(|| format!("training the {}-view {name} encoder", t.kind.label()))?;
+    Ok((out.model, convergence(&folder.dir, out.steps)?))
+}
+
+/// Evaluates one pair of trained encoders against the theory; writes their paired
+/// embeddings (and, for good-view captions, the tokenizer the web app reads).
 #[allow(clippy::too_many_arguments)]
-fn train_and_evaluate(
+fn evaluate_pair(
     args: &Args,
     cfg: &DemoConfig,
     world: &SceneWorld,
     t: &KindTheory,
-    loss: LossKind,
-    observation: Observation,
+    (loss, observation): (LossKind, Observation),
+    (image, image_training): (SceneModel<Inner>, Convergence),
+    (text, text_training): (SceneModel<Inner>, Convergence),
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     emb_dir: &Path,
 ) -> Result<KindResults> {
     let k = t.kind.label();
-    let train = |m: Modality| -> Result<(SceneModel<_>, Convergence)> {
-        let name = run_name(observation, loss, t.kind, m);
-        let run_cfg = cfg.run_config(m, t.kind, loss, observation);
-        let folder = RunFolder::replace(run_cfg, args.out.join(&name))?;
-        let out = run_in_folder(&folder, demo_devices(), Some(&name))
-            .with_context(|| format!("training the {k}-view {name} encoder"))?;
-        Ok((out.model, convergence(&folder.dir, out.steps)?))
-    };
-    let (image, image_training) = train(Modality::Image)?;
-    let (text, text_training) = train(Modality::Text)?;
-    if let (SceneModel::Caption(c), ViewKind::Good) = (&text, t.kind) {
+    // Every caption run reads the world's one tokenizer; one pair writes it (pairs are
+    // evaluated on several threads at once).
+    let writer = cfg.losses.first() == Some(&loss);
+    if let (SceneModel::Caption(c), ViewKind::Good, true) = (&text, t.kind, writer) {
         write_file(&args.out.join("tokenizer.json"), &c.1.to_json()?)?;
     }
     let mut r = evaluate(loss, observation, world, t, &image, &text, cfg, device)
@@ -354,8 +388,69 @@ pub fn run(args: Args) -> Result<()> {
     )
 }
 
+/// Workers of the demo's pools: one per core, at most two (what the demo is sized for).
+fn workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(2)
+}
+
+/// `f(0..n)` on `workers` threads, each taking the next index when it is free; results in
+/// index order. Stops handing out work after the first error and returns that error.
+fn pool<T: Send>(
+    workers: usize,
+    n: usize,
+    f: impl Fn(usize) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (next, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let out: std::sync::Mutex<Vec<Option<Result<T>>>> =
+        std::sync::Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..workers.max(1) {
+            s.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let r = f(i);
+                    failed.fetch_or(r.is_err(), Ordering::Relaxed);
+                    out.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)[i] = Some(r);
+                }
+            });
+        }
+    });
+    let out = out
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The failed item's own error first, not the items it stopped.
+    let mut items = Vec::with_capacity(n);
+    let mut stopped = false;
+    for r in out {
+        match r {
+            Some(Ok(t)) => items.push(t),
+            Some(Err(e)) => return Err(e),
+            None => stopped = true,
+        }
+    }
+    if stopped {
+        anyhow::bail!("work stopped before every item ran");
+    }
+    Ok(items)
+}
+
 /// Every encoder of the demo trained and evaluated: per observation, objective and view
 /// kind an image and a caption encoder (progress on stdout).
+///
+/// The encoders are trained apart from each other (no pair ever crosses modalities), so
+/// they train at once: a pool of one worker per core (two here) takes the runs costliest
+/// first, each run on one replica (`run.data_parallel = 1`: the same batch loss as two
+/// replicas, to float rounding, without the per-step synchronisation that costs the demo's
+/// small models more than it saves). Every run's weights depend on its seed alone
+/// (`prh_core::backend::seeded`), whatever trains beside it. The pairs are then evaluated
+/// on the same pool.
 fn train_all(
     args: &Args,
     cfg: &DemoConfig,
@@ -364,36 +459,88 @@ fn train_all(
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     (emb_dir, t0): (&Path, Instant),
 ) -> Result<Vec<KindResults>> {
+    let workers = workers();
+    let replicas = if workers > 1 {
+        1
+    } else {
+        cfg.image.run.data_parallel
+    };
+    let pairs: Vec<(Observation, LossKind, usize)> = cfg
+        .observations
+        .iter()
+        .flat_map(|&o| cfg.losses.iter().map(move |&l| (o, l)))
+        .flat_map(|(o, l)| (0..theories.len()).map(move |t| (o, l, t)))
+        .collect();
     println!(
-        "\ntraining {} encoders (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
-        4 * cfg.losses.len() * cfg.observations.len(),
+        "\ntraining {} encoders on {workers} worker(s), {replicas} replica(s) each (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
+        2 * pairs.len(),
         cfg.symbolic_steps,
         cfg.image.run.steps,
         cfg.caption.run.steps
     );
-    let stop = |plateau: bool| if plateau { " (plateau)" } else { " (budget)" };
-    let mut results = Vec::new();
-    for (&observation, &loss) in cfg
-        .observations
+    let mut jobs: Vec<(usize, Job)> = pairs
         .iter()
-        .flat_map(|o| cfg.losses.iter().map(move |l| (o, l)))
-    {
-        for t in theories {
-            let r = train_and_evaluate(args, cfg, world, t, loss, observation, device, emb_dir)?;
-            println!(
-                "  {} {} {}-view encoders: image {} steps{}, caption {} steps{} ({:.0} s so far)",
-                observation.name(),
-                loss.name(),
-                t.kind.label(),
-                r.image_training.steps,
-                stop(r.image_training.plateau),
-                r.text_training.steps,
-                stop(r.text_training.plateau),
-                t0.elapsed().as_secs_f64()
-            );
-            results.push(r);
-        }
+        .flat_map(|&(observation, loss, theory)| {
+            [Modality::Image, Modality::Text].map(|m| Job {
+                observation,
+                loss,
+                theory,
+                m,
+            })
+        })
+        .enumerate()
+        .collect();
+    // Stable: equal ranks keep the report's order.
+    jobs.sort_by_key(|(_, j)| j.cost_rank());
+    let trained = pool(workers, jobs.len(), |i| {
+        let job = jobs[i].1;
+        train_one(args, cfg, &theories[job.theory], job, replicas)
+    })?;
+    // Back in report order: pair p's image is slot 2p, its caption 2p + 1.
+    let mut slots: Vec<Option<(SceneModel<Inner>, Convergence)>> =
+        (0..jobs.len()).map(|_| None).collect();
+    for (&(slot, _), t) in jobs.iter().zip(trained) {
+        slots[slot] = Some(t);
     }
+    println!("  trained in {:.0} s", t0.elapsed().as_secs_f64());
+    let slots = std::sync::Mutex::new(slots);
+    let take = |slot: usize| {
+        slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)[slot]
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("encoder {slot} was not trained"))
+    };
+    let results = pool(workers, pairs.len(), |p| {
+        let (observation, loss, theory) = pairs[p];
+        let (image, text) = (take(2 * p)?, take(2 * p + 1)?);
+        let t = &theories[theory];
+        evaluate_pair(
+            args,
+            cfg,
+            world,
+            t,
+            (loss, observation),
+            image,
+            text,
+            device,
+            emb_dir,
+        )
+    })?;
+    let stop = |plateau: bool| if plateau { " (plateau)" } else { " (budget)" };
+    for r in &results {
+        println!(
+            "  {} {} {}-view encoders: image {} steps{}, caption {} steps{}",
+            r.observation.name(),
+            r.loss.name(),
+            r.kind.label(),
+            r.image_training.steps,
+            stop(r.image_training.plateau),
+            r.text_training.steps,
+            stop(r.text_training.plateau),
+        );
+    }
+    println!("  evaluated in {:.0} s so far", t0.elapsed().as_secs_f64());
     Ok(results)
 }
 
@@ -404,26 +551,26 @@ fn baselines(
     theories: &[KindTheory],
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
 ) -> Result<Vec<Baseline>> {
-    let mut baselines = Vec::new();
-    for &observation in &cfg.observations {
-        for t in theories {
-            let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
-                let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
-                let tok = if c.needs_tokenizer() {
-                    Some(prh_core::scene::render_text::caption_tokenizer(world)?)
-                } else {
-                    None
-                };
-                Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
+    let cases: Vec<(Observation, &KindTheory)> = cfg
+        .observations
+        .iter()
+        .flat_map(|&o| theories.iter().map(move |t| (o, t)))
+        .collect();
+    pool(workers(), cases.len(), |i| {
+        let (observation, t) = cases[i];
+        let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
+            let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
+            let tok = if c.needs_tokenizer() {
+                Some(prh_core::scene::render_text::caption_tokenizer(world)?)
+            } else {
+                None
             };
-            let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
-            baselines.push(
-                evaluate_baseline(observation, world, t, &image, &text, cfg, device)
-                    .context("evaluating the random-init baseline")?,
-            );
-        }
-    }
-    Ok(baselines)
+            Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
+        };
+        let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
+        evaluate_baseline(observation, world, t, &image, &text, cfg, device)
+            .context("evaluating the random-init baseline")
+    })
 }
 
 /// The report folder: `embeddings/states.json`, `results.json` and the SVG plots.

@@ -42,7 +42,11 @@ pub fn run(args: Args) -> Result<()> {
     };
     let (a, b) = (args.layers.a(&fa, &raw)?, args.layers.b(&fb, &raw)?);
     let mut rho = view_spectrum(a.as_ref(), b.as_ref()).with_context(|| {
-        format!("{} and {}", args.inputs.a.display(), args.inputs.b.display())
+        format!(
+            "{} and {}",
+            args.inputs.a.display(),
+            args.inputs.b.display()
+        )
     })?;
     let held = rho.len();
     if args.top > 0 {

@@ -14,6 +14,26 @@ pub mod gelu;
 
 pub use burn;
 
+/// Serialises seeding and initialising a model across threads: burn's CPU backends draw
+/// initial weights from one process-wide generator (`B::seed`), so two runs initialising
+/// at once on two threads would interleave their draws and neither would be repeatable.
+static SEEDED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Seeds `B` with `seed` and runs `init` (a model's initialisation) while no other thread
+/// does the same, so the weights depend on the seed alone, whatever runs beside it.
+pub fn seeded<B: burn::tensor::backend::Backend, T>(
+    device: &B::Device,
+    seed: u64,
+    init: impl FnOnce() -> T,
+) -> T {
+    // A panic in another thread's init leaves nothing half-written behind the lock.
+    let _guard = SEEDED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    B::seed(device, seed);
+    init()
+}
+
 /// Training backend on the CPU (ndarray).
 #[cfg(all(feature = "cpu", not(feature = "flex")))]
 pub type CpuTrain = burn::backend::Autodiff<burn::backend::NdArray>;

@@ -304,11 +304,9 @@ impl RecordingTask {
     /// Records step 0: the model [`crate::train::train`] will start from (the backend
     /// is seeded exactly as the loop seeds it, so this is the same initialisation).
     pub fn record_init<B: AutodiffBackend>(&mut self, device: &B::Device) -> Result<()> {
-        B::seed(
-            device,
-            derive_seed(self.inner.cfg.run.seed, Stream::Init, 0),
-        );
-        let model = self.inner.spec.init::<B>(device)?;
+        let seed = derive_seed(self.inner.cfg.run.seed, Stream::Init, 0);
+        let model =
+            crate::backend::seeded::<B, _>(device, seed, || self.inner.spec.init::<B>(device))?;
         self.record(&model.valid(), 0, device)
     }
 }

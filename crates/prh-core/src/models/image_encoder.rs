@@ -105,7 +105,16 @@ impl<B: Backend> ImageEncoder<B> {
         let (gh, gw) = (h / p, w / p);
         let x = images.reshape([n, c, gh, p, gw, p]); // (n, c, gh, p, gw, p)
         let x = x.permute([0, 2, 4, 1, 3, 5]); // (n, gh, gw, c, p, p)
-        let x: Tensor<B, 3> = x.reshape([n, gh * gw, c * p * p]); // (n, patches, c p p)
+        self.forward_patches(x.reshape([n, gh * gw, c * p * p]))
+    }
+
+    /// [`ImageEncoder::forward`] from the images already cut into patches
+    /// ([`patches_tensor`], which does it on the host: burn-flex's 6-D permutation walks
+    /// element by element, ~15 % of an image JEPA step).
+    ///
+    /// # Shapes
+    /// `patches [n, (32 / patch)^2, 3 patch^2]` -> `[n, out_dim]`
+    pub fn forward_patches(&self, x: Tensor<B, 3>) -> Tensor<B, 2> {
         let x = gelu(self.patch_embed.forward(x)); // (n, patches, patch_dim)
         let x: Tensor<B, 2> = x.flatten(1, 2); // (n, patches * patch_dim)
         self.fc2
@@ -127,6 +136,33 @@ pub fn images_tensor<B: Backend>(images: &[Vec<f32>], device: &B::Device) -> Ten
     Tensor::<B, 1>::from_floats(flat.as_slice(), device).reshape([n, 3, IMAGE_SIZE, IMAGE_SIZE])
 }
 
+/// Rendered images cut into `patch` x `patch` patches on the host, centred as
+/// [`images_tensor`] centres them: row-major patches, each channel-major `(c, y, x)`,
+/// exactly the layout [`ImageEncoder::forward`] builds with a reshape and a permutation.
+///
+/// # Shapes
+/// `images`: n buffers of `[3 * 32 * 32]` -> `[n, (32 / patch)^2, 3 patch^2]`
+pub fn patches_tensor<B: Backend>(
+    images: &[Vec<f32>],
+    patch: usize,
+    device: &B::Device,
+) -> Tensor<B, 3> {
+    let (n, p, g) = (images.len(), patch, IMAGE_SIZE / patch);
+    let plane = IMAGE_SIZE * IMAGE_SIZE;
+    let mut flat = Vec::with_capacity(n * IMAGE_LEN);
+    for im in images {
+        for (gy, gx) in (0..g).flat_map(|gy| (0..g).map(move |gx| (gy, gx))) {
+            for c in 0..3 {
+                for y in 0..p {
+                    let row = c * plane + (gy * p + y) * IMAGE_SIZE + gx * p;
+                    flat.extend(im[row..row + p].iter().map(|x| (x - 0.5) / 0.25));
+                }
+            }
+        }
+    }
+    Tensor::<B, 1>::from_floats(flat.as_slice(), device).reshape([n, g * g, 3 * p * p])
+}
+
 /// Embeds views in chunks of 256 (inference).
 ///
 /// # Shapes
@@ -138,7 +174,7 @@ pub fn embed_views<B: Backend>(
 ) -> Result<Vec<Vec<f64>>> {
     embed_in_chunks(views, |chunk| {
         let imgs: Vec<Vec<f32>> = chunk.iter().map(|v| render(v, true)).collect();
-        Ok(model.forward(images_tensor::<B>(&imgs, device)))
+        Ok(model.forward_patches(patches_tensor::<B>(&imgs, model.patch, device)))
     })
 }
 
@@ -227,6 +263,28 @@ mod tests {
         let imgs = vec![render(&SceneView::full([0, 1, 2, 3], 0, 1), true); 5];
         let z = m.forward(images_tensor::<NdArray>(&imgs, &dev));
         assert_eq!(z.dims(), [5, 7]);
+    }
+
+    /// The host's patches are the layout `forward` builds on the device.
+    #[test]
+    fn host_patches_equal_the_devices_reshape_and_permute() {
+        let dev = Default::default();
+        for patch in [4, 8] {
+            let m = ImageEncoderConfig {
+                out_dim: 5,
+                patch,
+                ..Default::default()
+            }
+            .init::<NdArray>(&dev)
+            .unwrap();
+            let imgs: Vec<Vec<f32>> = (0..3)
+                .map(|i| render(&SceneView::full([i, 1, 2, i], 0, i as u64), true))
+                .collect();
+            let a = m.forward(images_tensor::<NdArray>(&imgs, &dev));
+            let b = m.forward_patches(patches_tensor::<NdArray>(&imgs, patch, &dev));
+            a.into_data()
+                .assert_approx_eq::<f32>(&b.into_data(), burn::tensor::Tolerance::absolute(1e-6));
+        }
     }
 
     /// The position factor survives the architecture: an encoder with random weights maps

@@ -256,6 +256,10 @@ impl<B: Backend> TextEncoder<B> {
             .expand([n, l]);
         let x = self.tokens.forward(ids) + self.positions.forward(pos); // (n, L, d)
         let d = x.dims()[2];
+        if self.blocks.layers.is_empty() {
+            // A bag of embeddings (`layers = 0`): no attention, so no masks to build.
+            return (self.norm.forward(x.reshape([n * l, d])), n, l);
+        }
         let causal = self
             .causal
             .then(|| generate_autoregressive_mask::<B>(n, l, &device));

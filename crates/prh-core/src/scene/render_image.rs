@@ -12,6 +12,7 @@
 use crate::scene::SceneView;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
 
 /// Image side in pixels.
 pub const IMAGE_SIZE: usize = 32;
@@ -64,13 +65,6 @@ fn inside(shape: Option<usize>, dx: f32, dy: f32, r: f32) -> bool {
     }
 }
 
-/// One standard normal draw (Box–Muller).
-fn normal(rng: &mut impl Rng) -> f32 {
-    let u1: f64 = 1.0 - rng.random::<f64>();
-    let u2: f64 = rng.random();
-    ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as f32
-}
-
 /// Renders a view as a `[3, 32, 32]` channel-major image with values in [0, 1].
 ///
 /// `noisy = false` switches the unmodelled nuisance off (no jitter, lighting or noise):
@@ -115,21 +109,27 @@ pub fn render(view: &SceneView, noisy: bool) -> Vec<f32> {
     let mut img = vec![0.0f32; IMAGE_LEN];
     const SS: usize = 4; // supersamples per axis: coverage gives anti-aliased edges
     let plane = IMAGE_SIZE * IMAGE_SIZE;
+    // Every shape lies within radius r of its centre: pixels further out have no coverage
+    // and skip the supersampling.
+    let near = |p: usize, c: f32| (p as f32 + 0.5 - c).abs() <= r + 1.0;
     for y in 0..IMAGE_SIZE {
         for x in 0..IMAGE_SIZE {
             let mut hits = 0usize;
-            for sy in 0..SS {
-                for sx in 0..SS {
-                    let px = x as f32 + (sx as f32 + 0.5) / SS as f32;
-                    let py = y as f32 + (sy as f32 + 0.5) / SS as f32;
-                    hits += usize::from(inside(shape, px - cx, py - cy, r));
+            if near(x, cx) && near(y, cy) {
+                for sy in 0..SS {
+                    for sx in 0..SS {
+                        let px = x as f32 + (sx as f32 + 0.5) / SS as f32;
+                        let py = y as f32 + (sy as f32 + 0.5) / SS as f32;
+                        hits += usize::from(inside(shape, px - cx, py - cy, r));
+                    }
                 }
             }
             let a = hits as f32 / (SS * SS) as f32;
             for c in 0..3 {
                 let mut v = (a * fg[c] + (1.0 - a) * bg[c]) * light;
                 if noisy {
-                    v += 0.03 * normal(&mut rng);
+                    let z: f32 = rng.sample(StandardNormal);
+                    v += 0.03 * z;
                 }
                 img[c * plane + y * IMAGE_SIZE + x] = v.clamp(0.0, 1.0);
             }

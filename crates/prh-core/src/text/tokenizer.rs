@@ -58,7 +58,14 @@ pub struct TextTokenizer {
     pub sep: u32,
     /// Mask id, used by the views' masking.
     pub mask: u32,
+    /// Ids of texts already encoded (shared by clones, which encode alike): training
+    /// draws the same captions again and again, and HF's normaliser and pre-tokeniser
+    /// were a fifth of a scene caption step. At most [`MEMO_CAP`] texts are kept.
+    memo: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<Box<str>, Vec<u32>>>>,
 }
+
+/// Most texts [`TextTokenizer::encode`] remembers (a streamed corpus never repeats).
+pub const MEMO_CAP: usize = 1 << 18;
 
 impl std::fmt::Debug for TextTokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -153,6 +160,7 @@ impl TextTokenizer {
             sep: id("[SEP]")?,
             mask: id("[MASK]")?,
             inner,
+            memo: Default::default(),
         })
     }
 
@@ -165,11 +173,24 @@ impl TextTokenizer {
 
     /// Token ids of `text` without special tokens.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let memo = || {
+            self.memo
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(ids) = memo().get(text) {
+            return Ok(ids.clone());
+        }
         let enc = self
             .inner
             .encode(text, false)
             .map_err(|e| tok_err("encode", e))?;
-        Ok(enc.get_ids().to_vec())
+        let ids = enc.get_ids().to_vec();
+        let mut memo = memo();
+        if memo.len() < MEMO_CAP {
+            memo.insert(text.into(), ids.clone());
+        }
+        Ok(ids)
     }
 
     /// Text of `ids` (special tokens skipped).

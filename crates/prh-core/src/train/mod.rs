@@ -451,8 +451,10 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         )));
     }
     let device = &devices[0];
-    B::seed(device, derive_seed(run.seed, Stream::Init, 0));
-    let mut model = task.init_model(device)?;
+    let mut model =
+        crate::backend::seeded::<B, _>(device, derive_seed(run.seed, Stream::Init, 0), || {
+            task.init_model(device)
+        })?;
     let mut opt = crate::train::adamw::init::<B, T::Model>(crate::train::adamw::Hyper {
         beta_1: optim.beta1 as f32,
         beta_2: optim.beta2 as f32,

@@ -157,6 +157,10 @@ pub struct SigregTensors<B: Backend> {
     pub phi: Tensor<B, 2>,
     /// Quadrature weights `[knots, 1]`.
     pub w: Tensor<B, 2>,
+    /// Knot spacing (the knots are `j dt`, `j < knots`).
+    pub dt: f64,
+    /// Number of knots.
+    pub knots: usize,
 }
 
 impl<B: Backend> SigregTensors<B> {
@@ -172,6 +176,8 @@ impl<B: Backend> SigregTensors<B> {
             t: Tensor::from_data(TensorData::new(q.t.clone(), [1, 1, k]), device),
             phi: Tensor::from_data(TensorData::new(phi, [1, k]), device),
             w: Tensor::from_data(TensorData::new(q.w.clone(), [k, 1]), device),
+            dt: q.t.get(1).copied().unwrap_or(0.0),
+            knots: k,
         }
     }
 }
@@ -185,13 +191,9 @@ impl<B: Backend> SigregTensors<B> {
 /// `z` `[n, d]` -> `[1]`.
 pub fn sigreg_tensor<B: Backend>(z: Tensor<B, 2>, st: &SigregTensors<B>) -> Tensor<B, 1> {
     let n = z.dims()[0];
-    let s = z.matmul(st.directions.clone()); // (N, M)
-    let x = s.unsqueeze_dim::<3>(2) * st.t.clone(); // (N, M, K)
-    let cos_mean = x.clone().cos().mean_dim(0).squeeze_dim::<2>(0); // (M, K)
-    let sin_mean = x.sin().mean_dim(0).squeeze_dim::<2>(0); // (M, K)
-    let err = (cos_mean - st.phi.clone()).powi_scalar(2) + sin_mean.powi_scalar(2); // (M, K)
-    let per_slice = err.matmul(st.w.clone()).mul_scalar(n as f64); // (M, 1)
-    per_slice.mean()
+    let (c, s) = ecf_sums(z, st);
+    let inv = 1.0 / n as f64;
+    sigreg_from_ecf(c.mul_scalar(inv), s.mul_scalar(inv), n, st)
 }
 
 /// The empirical characteristic function's partial sums over the rows of `z`, per slice
@@ -208,6 +210,15 @@ pub fn ecf_sums<B: Backend>(
     st: &SigregTensors<B>,
 ) -> (Tensor<B, 2>, Tensor<B, 2>) {
     let s = z.matmul(st.directions.clone()); // (N, M)
+    // burn-flex: one fused pass (one sin_cos per element, the knots by recurrence).
+    #[cfg(all(feature = "flex", not(target_arch = "wasm32")))]
+    let s = match crate::backend::flex_ops::ecf_sums(s, st.dt, st.knots) {
+        Ok(both) => {
+            let k = st.knots;
+            return (both.clone().narrow(1, 0, k), both.narrow(1, k, k));
+        }
+        Err(s) => s,
+    };
     let x = s.unsqueeze_dim::<3>(2) * st.t.clone(); // (N, M, K)
     let cos_sum = x.clone().cos().sum_dim(0).squeeze_dim::<2>(0); // (M, K)
     let sin_sum = x.sin().sum_dim(0).squeeze_dim::<2>(0); // (M, K)

@@ -458,10 +458,17 @@ pub fn untrained_model<B: Backend>(
     tokenizer: Option<&TextTokenizer>,
     device: &B::Device,
 ) -> Result<SceneModel<B>> {
-    B::seed(
-        device,
-        crate::rng::derive_seed(cfg.run.seed, crate::rng::Stream::Init, 0),
-    );
+    let seed = crate::rng::derive_seed(cfg.run.seed, crate::rng::Stream::Init, 0);
+    crate::backend::seeded::<B, _>(device, seed, || init_model(cfg, world, tokenizer, device))
+}
+
+/// [`untrained_model`]'s initialisation once the backend is seeded.
+fn init_model<B: Backend>(
+    cfg: &SceneTrainConfig,
+    world: &SceneWorld,
+    tokenizer: Option<&TextTokenizer>,
+    device: &B::Device,
+) -> Result<SceneModel<B>> {
     let m = cfg.modality()?;
     if cfg.views.observation == Observation::Symbolic {
         let model = cfg

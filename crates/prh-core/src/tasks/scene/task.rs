@@ -15,7 +15,7 @@ use burn::tensor::backend::AutodiffBackend;
 
 use crate::Result;
 use crate::models::image_encoder::{
-    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, images_tensor,
+    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, patches_tensor,
 };
 use crate::models::symbolic_encoder::{
     SymbolicEncoder, SymbolicEncoderConfig, code_len, codes_tensor,
@@ -108,7 +108,8 @@ impl SceneObserver for Pixels {
         device: &B::Device,
     ) -> Result<(Tensor<B, 2>, usize)> {
         let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
-        Ok((model.forward(images_tensor::<B>(&imgs, device)), imgs.len()))
+        let patches = patches_tensor::<B>(&imgs, self.model.patch, device);
+        Ok((model.forward_patches(patches), imgs.len()))
     }
 }
 
