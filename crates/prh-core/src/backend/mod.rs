@@ -21,6 +21,8 @@ static SEEDED: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Seeds `B` with `seed` and runs `init` (a model's initialisation) while no other thread
 /// does the same, so the weights depend on the seed alone, whatever runs beside it.
+/// `init` must draw every weight before it returns: burn initialises parameters lazily,
+/// on first use, so it calls [`materialise`] on what it built.
 pub fn seeded<B: burn::tensor::backend::Backend, T>(
     device: &B::Device,
     seed: u64,
@@ -32,6 +34,27 @@ pub fn seeded<B: burn::tensor::backend::Backend, T>(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     B::seed(device, seed);
     init()
+}
+
+/// Draws every lazily initialised parameter of `module` now. burn defers a parameter's
+/// initialisation to its first use (the first forward pass), which would draw from the
+/// process-wide generator outside [`seeded`]'s lock, interleaved with other threads.
+pub fn materialise<B: burn::tensor::backend::Backend, M: burn::module::Module<B>>(module: &M) {
+    use burn::module::{ModuleVisitor, Param};
+    use burn::tensor::{Bool, Int, Tensor};
+    struct Touch;
+    impl<B: burn::tensor::backend::Backend> ModuleVisitor<B> for Touch {
+        fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<B, D>>) {
+            let _ = p.val();
+        }
+        fn visit_int<const D: usize>(&mut self, p: &Param<Tensor<B, D, Int>>) {
+            let _ = p.val();
+        }
+        fn visit_bool<const D: usize>(&mut self, p: &Param<Tensor<B, D, Bool>>) {
+            let _ = p.val();
+        }
+    }
+    module.visit(&mut Touch);
 }
 
 /// Training backend on the CPU (ndarray).

@@ -305,8 +305,11 @@ impl RecordingTask {
     /// is seeded exactly as the loop seeds it, so this is the same initialisation).
     pub fn record_init<B: AutodiffBackend>(&mut self, device: &B::Device) -> Result<()> {
         let seed = derive_seed(self.inner.cfg.run.seed, Stream::Init, 0);
-        let model =
-            crate::backend::seeded::<B, _>(device, seed, || self.inner.spec.init::<B>(device))?;
+        let model = crate::backend::seeded::<B, _>(device, seed, || {
+            let model = self.inner.spec.init::<B>(device)?;
+            crate::backend::materialise::<B, _>(&model);
+            Ok::<_, crate::Error>(model)
+        })?;
         self.record(&model.valid(), 0, device)
     }
 }

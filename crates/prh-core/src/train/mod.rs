@@ -453,7 +453,9 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     let device = &devices[0];
     let mut model =
         crate::backend::seeded::<B, _>(device, derive_seed(run.seed, Stream::Init, 0), || {
-            task.init_model(device)
+            let model = task.init_model(device)?;
+            crate::backend::materialise::<B, _>(&model);
+            Ok::<_, Error>(model)
         })?;
     let mut opt = crate::train::adamw::init::<B, T::Model>(crate::train::adamw::Hyper {
         beta_1: optim.beta1 as f32,

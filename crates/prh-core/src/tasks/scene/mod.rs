@@ -462,26 +462,34 @@ pub fn untrained_model<B: Backend>(
     crate::backend::seeded::<B, _>(device, seed, || init_model(cfg, world, tokenizer, device))
 }
 
-/// [`untrained_model`]'s initialisation once the backend is seeded.
+/// [`untrained_model`]'s initialisation once the backend is seeded, every weight drawn
+/// ([`crate::backend::materialise`]).
 fn init_model<B: Backend>(
     cfg: &SceneTrainConfig,
     world: &SceneWorld,
     tokenizer: Option<&TextTokenizer>,
     device: &B::Device,
 ) -> Result<SceneModel<B>> {
+    use crate::backend::materialise;
     let m = cfg.modality()?;
     if cfg.views.observation == Observation::Symbolic {
         let model = cfg
             .symbolic
             .init(crate::models::symbolic_encoder::code_len(world, m), device)?;
+        materialise(&model);
         return Ok(SceneModel::Symbolic(Box::new((model, world.clone(), m))));
     }
     match m {
-        Modality::Image => Ok(SceneModel::Image(Box::new(cfg.image.init(device)?))),
+        Modality::Image => {
+            let model = cfg.image.init(device)?;
+            materialise(&model);
+            Ok(SceneModel::Image(Box::new(model)))
+        }
         Modality::Text => {
             let tok = tokenizer
                 .ok_or_else(|| Error::invalid("the caption encoder needs its tokenizer"))?;
             let model = cfg.caption_spec(tok.vocab_size()).init(device)?;
+            materialise(&model);
             Ok(SceneModel::Caption(Box::new((model, tok.clone()))))
         }
     }
