@@ -397,6 +397,11 @@ impl DemoConfig {
         // (docs/results.md, issue 19); the bag reaches them at ~100 steps/s.
         caption.caption.layers = 0;
         caption.optim.lr = 6e-3;
+        // The caption encoders start from their own draw. With the image runs' seed the
+        // two symbol encoders (one architecture, codes of one layout) started from the
+        // same weights: untrained, they agreed at 0.343 mutual 10-NN (measured), an
+        // alignment no training produced.
+        caption.run.seed = seed.wrapping_add(1);
         DemoConfig {
             image,
             caption,
