@@ -3,6 +3,7 @@
 //! rotation between modalities and the misalignment bounds, all exact (no sampling).
 //! May use: `linalg`. No burn.
 
+pub mod graph;
 pub mod kernel;
 pub mod pair_graph;
 pub mod spectrum;
