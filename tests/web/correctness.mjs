@@ -24,7 +24,8 @@ const eigenvalues = async (page) => JSON.parse(await page.$eval("#eigenvalues", 
 // Item 4: the default world is connected; a disconnected one explains its repeated
 // eigenvalue 1; vacuous bounds say so; no negative zeros.
 export async function connectedWorld({ page, url, check }) {
-  await page.goto(url, { waitUntil: "load" });
+  // The spectral lab with no settings in the link (the landing page is the lesson).
+  await page.goto(`${url}?lab=spectral`, { waitUntil: "load" });
   await page.waitForSelector("#eigenvalues");
   let vals = await eigenvalues(page);
   let ones = vals.filter((v) => v >= 1 - 1e-9).length;

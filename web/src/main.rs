@@ -10,14 +10,16 @@ mod figures;
 mod labs;
 mod widgets;
 
-use crate::labs::{alignment, caption, checkpoint, spectral};
+use crate::labs::{alignment, caption, checkpoint, graph, lesson, spectral};
 use crate::widgets::url_state;
 use leptos::prelude::*;
 
 /// Which lab is shown.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lab {
+    Lesson,
     Spectral,
+    Graph,
     Alignment,
     Checkpoint,
     Caption,
@@ -26,7 +28,9 @@ enum Lab {
 impl Lab {
     fn key(self) -> &'static str {
         match self {
+            Lab::Lesson => "lesson",
             Lab::Spectral => "spectral",
+            Lab::Graph => "graph",
             Lab::Alignment => "alignment",
             Lab::Checkpoint => "checkpoint",
             Lab::Caption => "caption",
@@ -43,16 +47,28 @@ fn App() -> impl IntoView {
         "alignment" => Lab::Alignment,
         "checkpoint" => Lab::Checkpoint,
         "caption" => Lab::Caption,
-        _ => Lab::Spectral,
+        "spectral" => Lab::Spectral,
+        "graph" => Lab::Graph,
+        // The lesson is the landing page.
+        _ => Lab::Lesson,
     };
     let lab = RwSignal::new(first);
-    let visited = [Lab::Spectral, Lab::Alignment, Lab::Checkpoint, Lab::Caption]
-        .map(|l| RwSignal::new(l == first));
+    let visited = [
+        Lab::Lesson,
+        Lab::Spectral,
+        Lab::Graph,
+        Lab::Alignment,
+        Lab::Checkpoint,
+        Lab::Caption,
+    ]
+    .map(|l| RwSignal::new(l == first));
     let index = |l: Lab| match l {
-        Lab::Spectral => 0,
-        Lab::Alignment => 1,
-        Lab::Checkpoint => 2,
-        Lab::Caption => 3,
+        Lab::Lesson => 0,
+        Lab::Spectral => 1,
+        Lab::Graph => 2,
+        Lab::Alignment => 3,
+        Lab::Checkpoint => 4,
+        Lab::Caption => 5,
     };
     Effect::new(move |_| {
         let l = lab.get();
@@ -75,7 +91,9 @@ fn App() -> impl IntoView {
         view! {
             <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
                 {move || seen.get().then(|| match l {
+                    Lab::Lesson => view! { <lesson::LessonLab /> }.into_any(),
                     Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
+                    Lab::Graph => view! { <graph::GraphLab /> }.into_any(),
                     Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
                     Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
                     Lab::Caption => view! { <caption::CaptionLab /> }.into_any(),
@@ -92,14 +110,18 @@ fn App() -> impl IntoView {
                 " CLI, compiled to WebAssembly and running in this page."
             </p>
             <nav>
+                {tab(Lab::Lesson, "Lesson")}
                 {tab(Lab::Spectral, "Spectral lab")}
+                {tab(Lab::Graph, "Draw a world")}
                 {tab(Lab::Alignment, "Alignment lab")}
                 {tab(Lab::Checkpoint, "Checkpoint lab")}
                 {tab(Lab::Caption, "Caption lab")}
             </nav>
         </header>
         <main>
+            {panel(Lab::Lesson)}
             {panel(Lab::Spectral)}
+            {panel(Lab::Graph)}
             {panel(Lab::Alignment)}
             {panel(Lab::Checkpoint)}
             {panel(Lab::Caption)}

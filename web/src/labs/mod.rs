@@ -1,4 +1,4 @@
-//! The four labs, one folder each: the view in `mod.rs`, its numbers in `compute.rs`
+//! The labs, one folder each: the view in `mod.rs`, its numbers in `compute.rs`
 //! (which never imports the view), its figures beside them (which read computed results
 //! only).
 //!
@@ -6,9 +6,13 @@
 //! - [`alignment`]: PRH metrics between two embedding files.
 //! - [`checkpoint`]: a trained text encoder (exported bundle) embedding typed texts on
 //!   WebGPU or the CPU, with their nearest ImageNet classes.
+//! - [`graph`]: draw a world — a graph editor with Pi, K, spectrum, Fiedler, Cheeger.
+//! - [`lesson`]: the guided lesson (the landing page), built from the other labs' figures.
 //! - [`caption`]: the captioner — image encoder, one fitted map, a text-only decoder.
 
 pub mod alignment;
 pub mod caption;
 pub mod checkpoint;
+pub mod graph;
+pub mod lesson;
 pub mod spectral;

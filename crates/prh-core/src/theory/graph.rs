@@ -131,8 +131,8 @@ impl Graph {
             },
             GraphPreset::TwoCliques => {
                 let h = n / 2;
-                let mut positions = circle(h, (0.27, 0.5), 0.22);
-                positions.extend(circle(n - h, (0.73, 0.5), 0.22));
+                let mut positions = circle(h, (0.24, 0.5), 0.19);
+                positions.extend(circle(n - h, (0.76, 0.5), 0.19));
                 let mut edges = Vec::new();
                 for (lo, hi) in [(0, h), (h, n)] {
                     for a in lo..hi {
@@ -283,7 +283,10 @@ impl Graph {
             deg[e.a] += e.w;
             deg[e.b] += e.w;
         }
-        (0..self.n()).filter(|&i| !(deg[i] > 0.0)).collect()
+        // `partial_cmp` so a NaN degree also counts as isolated.
+        (0..self.n())
+            .filter(|&i| deg[i].partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+            .collect()
     }
 }
 

@@ -21,16 +21,60 @@ mod spectrum_card;
 use crate::widgets::controls::restore_value;
 use crate::widgets::url_state;
 use bound_card::BoundCard;
-use compute::{Lab, compute};
+use compute::compute;
 use convergence_card::ConvergenceCard;
 use eigenvector_card::EigenvectorCard;
 use leptos::prelude::*;
 use matrix_card::MatrixCard;
 use prh_core::theory::world::Preset;
 use rotation_card::RotationCard;
-use settings::{MAX_N, Settings};
+use settings::MAX_N;
 use spectrum_card::SpectrumCard;
 use std::sync::Arc;
+
+pub use compute::{Lab, random_basis};
+pub use settings::Settings;
+
+/// The lab's numbers for `settings` (what every card draws), for other tabs (the lesson).
+pub fn compute_lab(settings: &Settings) -> Result<Lab, String> {
+    compute(settings)
+}
+
+/// A card of this lab that another tab can show on its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Card {
+    /// K's spectrum (bars, gap, values).
+    Spectrum,
+    /// The two modalities' representations and the animated rotation.
+    Rotation,
+}
+
+/// One card of the lab for fixed settings (the lesson's figures), with the command line
+/// that prints the same numbers.
+#[component]
+pub fn PresetCard(settings: Settings, card: Card) -> impl IntoView {
+    let cli = settings.cli();
+    let shared = Shared {
+        selected: RwSignal::new(None),
+        rot: RwSignal::new(0.0),
+        fiedler: RwSignal::new(false),
+        playing: RwSignal::new(false),
+    };
+    match compute(&settings) {
+        Err(e) => view! { <pre class="error">{e}</pre> }.into_any(),
+        Ok(l) => {
+            let l = Arc::new(l);
+            let body = match card {
+                Card::Spectrum => view! { <SpectrumCard lab=l selected=shared.selected /> }.into_any(),
+                Card::Rotation => view! {
+                    <RotationCard lab=l rot=shared.rot selected=shared.selected playing=shared.playing />
+                }
+                .into_any(),
+            };
+            view! { {body}<p class="status">"same numbers as: "<code>{cli}</code></p> }.into_any()
+        }
+    }
+}
 
 /// Above this many observations the alpha slider recomputes on release, not while sliding.
 /// An alpha change costs no eigendecomposition (`prh_core::theory::view_spectrum`: products of the

@@ -1,0 +1,179 @@
+//! Each step's live figure, preset to that step's state: the graph editor, one card of the
+//! spectral lab, the demo run's table, or a small alignment measurement. The numbers come
+//! from the same functions as the labs (and as `question.rs`, which checks the answers).
+
+use super::content::{Figure, SpectralCard, Step};
+use crate::figures::numbers;
+use crate::labs::graph::{GraphEditor, Show};
+use crate::labs::spectral::{self, Card, Settings};
+use leptos::prelude::*;
+use prh_core::Result;
+use prh_core::linalg::Matrix;
+use prh_core::measure::cka::linear_cka_features;
+use prh_core::measure::knn::{knn_from_features, mutual_knn, mutual_knn_null};
+use prh_core::rng::{Stream, generator, standard_normal};
+use prh_core::theory::world::Preset;
+
+/// The spectral lab's settings the lesson's cards use: the scenes world (12 states, two
+/// nuisances per modality, seed 0), d = 4 after the trivial pair, a share `alpha` of bad
+/// views in modality B's pairs.
+pub fn lesson_settings(alpha: f64) -> Settings {
+    Settings {
+        preset: Preset::Scenes,
+        n: 12,
+        seed: 0,
+        alpha,
+        d: 4,
+        skip_trivial: true,
+    }
+}
+
+/// The demo run exported into the page (`prh-native demo`, web/make_demo.sh).
+pub const DEMO_RESULTS: &str = include_str!("../../../assets/demo_results.json");
+
+/// Samples, dimension and k of the measurement figure.
+pub const MEASURE_N: usize = 200;
+const MEASURE_D: usize = 8;
+const MEASURE_K: usize = 10;
+
+/// Mutual k-NN, its permutation null (mean, std over 20 shuffles) and linear CKA between
+/// X and Y = X R + sigma E (X, E standard normal `[200, 8]`, R a random rotation; seed 0).
+pub struct Measured {
+    /// Mutual 10-NN.
+    pub mknn: f64,
+    /// Null mean and std of mutual 10-NN.
+    pub null: (f64, f64),
+    /// Linear CKA.
+    pub cka: f64,
+}
+
+/// The measurement figure's numbers at noise `sigma`.
+///
+/// # Shapes
+/// X, Y `[MEASURE_N, 8]`
+pub fn measure(sigma: f64) -> Result<Measured> {
+    let mut rng = generator(0, Stream::Init, 77);
+    let x = Matrix::from_fn(MEASURE_N, MEASURE_D, |_, _| standard_normal(&mut rng));
+    let r = spectral::random_basis(0, 2, MEASURE_D)?;
+    let mut noise = generator(0, Stream::Init, 78);
+    let e = Matrix::from_fn(MEASURE_N, MEASURE_D, |_, _| standard_normal(&mut noise));
+    let y = &x * &r + &e * faer::Scale(sigma);
+    let (a, _) = knn_from_features(x.as_ref(), MEASURE_K, true)?;
+    let (b, _) = knn_from_features(y.as_ref(), MEASURE_K, true)?;
+    Ok(Measured {
+        mknn: mutual_knn(&a, &b)?,
+        null: mutual_knn_null(&a, &b, 20, 0)?,
+        cka: linear_cka_features(x.as_ref(), y.as_ref())?,
+    })
+}
+
+/// The figure of `step`.
+#[component]
+pub fn StepFigure(step: &'static Step) -> impl IntoView {
+    match step.figure {
+        Figure::Graph {
+            preset,
+            n,
+            pi,
+            k,
+            spectrum,
+            cheeger,
+            dk,
+        } => {
+            let show = Show {
+                pi,
+                k,
+                spectrum,
+                cheeger,
+                dk,
+            };
+            view! { <GraphEditor prefix=step.key preset=preset n=n show=show /> }.into_any()
+        }
+        Figure::Spectral { card, alpha } => {
+            let card = match card {
+                SpectralCard::Rotation => Card::Rotation,
+                SpectralCard::Spectrum => Card::Spectrum,
+            };
+            view! { <spectral::PresetCard settings=lesson_settings(alpha) card=card /> }.into_any()
+        }
+        Figure::Demo => view! { <DemoTable /> }.into_any(),
+        Figure::Measure => view! { <MeasureFigure /> }.into_any(),
+    }
+}
+
+/// One row of the demo table: (observation, loss, kind, learned mutual 10-NN, predicted,
+/// image CKA to F, text CKA to F).
+fn demo_rows() -> std::result::Result<Vec<[String; 7]>, String> {
+    let v: serde_json::Value = serde_json::from_str(DEMO_RESULTS).map_err(|e| e.to_string())?;
+    let results = v["results"]
+        .as_array()
+        .ok_or("demo_results.json: `results` is not a list")?;
+    let num = |x: &serde_json::Value| x.as_f64().map_or("n/a".into(), |f| numbers::fixed(f, 3));
+    Ok(results
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or("?").to_string();
+            [
+                s("observation"),
+                s("loss"),
+                s("kind"),
+                num(&e["learned"]["mutual_knn"]),
+                num(&e["predicted"]["mutual_knn"]),
+                num(&e["image_vs_theory"]["cka"]),
+                num(&e["text_vs_theory"]["cka"]),
+            ]
+        })
+        .collect())
+}
+
+/// The demo run's learned-vs-predicted table.
+#[component]
+fn DemoTable() -> impl IntoView {
+    match demo_rows() {
+        Err(e) => view! { <p class="error">{e}</p> }.into_any(),
+        Ok(rows) => view! {
+            <div class="card">
+                <h2>"prh-native demo: learned vs predicted (seed 0)"</h2>
+                <table class="metrics" id="lesson-demo-table">
+                    <tr><th>"observations"</th><th>"loss"</th><th>"views"</th><th>"mutual 10-NN learned"</th>
+                        <th>"predicted"</th><th>"image CKA to F"</th><th>"text CKA to F"</th></tr>
+                    {rows.into_iter().map(|r| view! {
+                        <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
+                    }).collect_view()}
+                </table>
+            </div>
+        }
+        .into_any(),
+    }
+}
+
+/// X against a rotated, noisy copy: a noise slider and the three numbers.
+#[component]
+fn MeasureFigure() -> impl IntoView {
+    let sigma = RwSignal::new(0.0_f64);
+    let result = Memo::new(move |_| {
+        measure(sigma.get())
+            .map(|m| (m.mknn, m.null, m.cka))
+            .map_err(|e| e.to_string())
+    });
+    view! {
+        <div class="card">
+            <h2>{format!("Y = X R + σ E, {MEASURE_N} samples, 8 dimensions, k = 10")}</h2>
+            <label>"noise σ "
+                <input type="range" id="lesson-sigma" min="0" max="2" step="0.1" prop:value=move || sigma.get().to_string()
+                    on:input={move |ev| if let Ok(v) = event_target_value(&ev).parse::<f64>() { sigma.set(v) }} />
+                <span id="lesson-sigma-value">{move || format!(" {:.1}", sigma.get())}</span>
+            </label>
+            {move || match result.get() {
+                Err(e) => view! { <p class="error">{e}</p> }.into_any(),
+                Ok((mknn, (mean, std), cka)) => view! {
+                    <table class="metrics" id="lesson-measure" data-cka=cka.to_string() data-mknn=mknn.to_string()>
+                        <tr><td>"mutual 10-NN"</td><td>{numbers::fixed(mknn, 4)}</td></tr>
+                        <tr><td>"null (shuffled pairs): mean ± std"</td><td>{format!("{} ± {}", numbers::fixed(mean, 4), numbers::fixed(std, 4))}</td></tr>
+                        <tr><td>"linear CKA"</td><td>{numbers::fixed(cka, 4)}</td></tr>
+                    </table>
+                }.into_any(),
+            }}
+        </div>
+    }
+}
