@@ -13,7 +13,8 @@
 # - PRH_TOOLS (default /opt/prh-tools): where wasm-bindgen-cli 0.2.130 is installed once
 #   (`cargo install --root`), skipped when present. Its wasm-bindgen-test-runner runs
 #   web/tests/core_numerics.rs under node (Debian's nodejs, also used by the e2e test).
-# - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent.
+# - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent,
+#   and fonts-nanum when no Korean font is installed (the lesson's Korean steps).
 # - npm registry: `npm ci` in tests/web (puppeteer-core, locked by package-lock.json).
 # Output: dist/ (the static site), docs/screenshots/*.png (from the e2e test, which also
 # runs tests/web/correctness.mjs).
@@ -45,6 +46,14 @@ if ! [ -x /usr/bin/chromium ]; then
   apt-get install -y -q chromium chromium-driver
 fi
 /usr/bin/chromium --version
+
+step "a Korean font (the lesson's Korean text in screenshots and the handout PDF)"
+if ! fc-list :lang=ko | grep -q .; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q fonts-nanum
+fi
+fc-list :lang=ko | head -1
 
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION in $TOOLS"
 WB="$TOOLS/bin/wasm-bindgen"

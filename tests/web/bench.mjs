@@ -13,11 +13,16 @@
 //     Native: `prh-native embed` of the same texts with an encoder of the same
 //     architecture (configs/tiny.toml, trained a few steps here), timed as
 //     t(1,000 texts) - t(10 texts) to remove process start and checkpoint loading.
+//   - Draw a world (graph editor, issue 21): one edit (a pair's weight set with the form)
+//     on a grid of 50, 100 and 200 states: the analysis as the page measures it
+//     (#graph-summary data-ms: Pi, K, full spectrum, Fiedler vector, Cheeger sweep,
+//     Davis–Kahan) and edit-to-frame latency. Native: `prh-native spectral` on the world
+//     the editor exports (a process, so it includes start-up).
 // Reports medians of REPS runs. Never asserts a time.
 //
 // Env: PRH_NATIVE, PRH_DIST (as e2e.mjs), PRH_DATA (Multi30k captions for the texts;
 // synthetic sentences when absent), REPS (default 3), SPECTRAL_ONLY=1 (skip the checkpoint
-// lab), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
+// lab), GRAPH_ONLY=1 (only the graph editor rows), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
 // wasm SIMD kernels on; rows say which), PROFILE=1 (also print where the alpha changes spent
 // their time, per function; the profiler slows the page, so timings of that run read high).
 // Run: node tests/web/bench.mjs
@@ -37,6 +42,7 @@ const REPS = Number(process.env.REPS ?? 3);
 const SPECTRAL_ONLY = process.env.SPECTRAL_ONLY === "1";
 const SIMD_VARIANTS = process.env.SIMD === "both" ? ["0", "1"] : [null];
 const PROFILE = process.env.PROFILE === "1";
+const GRAPH_ONLY = process.env.GRAPH_ONLY === "1";
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => (ms === undefined ? "—" : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
@@ -138,6 +144,39 @@ function printProfile(title, profile) {
   }
 }
 
+// The graph editor on an n-state grid: analysis ms and edit-to-frame ms per edit, and the
+// exported world for the native reference.
+async function graphEdit(page, url, n) {
+  await page.goto(`${url}?lab=graph&gpreset=grid&gn=${n}`, { waitUntil: "load" });
+  await page.waitForSelector("#graph-summary", { timeout: 60000 });
+  const runs = [];
+  for (let r = 0; r < REPS; r++) {
+    runs.push(
+      await page.evaluate(async (w) => {
+        const set = (id, v) => {
+          const e = document.querySelector(`#graph-${id}`);
+          e.value = String(v);
+          e.dispatchEvent(new Event("change", { bubbles: true }));
+        };
+        set("from", 0);
+        set("to", 1);
+        set("pair-weight", w);
+        const before = document.querySelector("#graph-summary").dataset.values;
+        const t0 = performance.now();
+        document.querySelector("#graph-set-pair").click();
+        await new Promise((res) => {
+          const poll = () => (document.querySelector("#graph-summary")?.dataset.values !== before ? res() : setTimeout(poll, 0));
+          poll();
+        });
+        await new Promise((res) => requestAnimationFrame(() => setTimeout(res, 0)));
+        return { wall: performance.now() - t0, ms: Number(document.querySelector("#graph-summary").dataset.ms) };
+      }, 2 + r),
+    );
+  }
+  const world = await page.$eval("#graph-json", (e) => e.value);
+  return { ms: median(runs.map((x) => x.ms)), wall: median(runs.map((x) => x.wall)), world };
+}
+
 // Embeds `texts` in the checkpoint lab on `backend`, twice; returns [first, second] ms.
 async function embed(page, url, backend, texts) {
   await page.goto(`${url}?lab=checkpoint&backend=${backend}`, { waitUntil: "load" });
@@ -180,12 +219,12 @@ async function main() {
   try {
     // Native references.
     const nativeSpectral = {};
-    for (const obs of [100, 400, 1000]) {
+    for (const obs of GRAPH_ONLY ? [] : [100, 400, 1000]) {
       const args = ["spectral", "--world", "clusters", "--n", String(obs / 2), "--seed", "0", "--views", "mix", "--alpha", "0.3", "--views2", "good", "--dim", "3", "--skip-trivial", "--json"];
       nativeSpectral[obs] = median(Array.from({ length: REPS }, () => timeNative(args)));
     }
     let nativeEmbed;
-    if (!SPECTRAL_ONLY && existsSync(join(DATA, "multi30k"))) {
+    if (!SPECTRAL_ONLY && !GRAPH_ONLY && existsSync(join(DATA, "multi30k"))) {
       const run = join(dir, "run");
       execFileSync(NATIVE, ["train", "--config", join(root, "configs/tiny.toml"), "--set", "run.steps=2", "--set", "run.checkpoint_every=2", "--data", DATA, "--out", run], { stdio: ["ignore", "ignore", "inherit"] });
       writeFileSync(join(dir, "t1000.txt"), texts.join("\n") + "\n");
@@ -194,12 +233,21 @@ async function main() {
       nativeEmbed = t("t1000.txt") - t("t10.txt");
     }
 
-    for (const webgpu of SPECTRAL_ONLY ? [false] : [false, true]) {
+    for (const webgpu of SPECTRAL_ONLY || GRAPH_ONLY ? [false] : [false, true]) {
       const browser = await launch(dir, webgpu);
       try {
         const page = await browser.newPage();
         const label = webgpu ? "chromium --enable-unsafe-webgpu" : "chromium --disable-gpu";
         if (!webgpu) {
+          for (const n of [50, 100, 200]) {
+            const g = await graphEdit(page, url, n);
+            const file = join(dir, `grid${n}.json`);
+            writeFileSync(file, g.world);
+            const nat = median(Array.from({ length: REPS }, () => timeNative(["spectral", "--world", file, "--dim", "1", "--json"])));
+            rows.push([`draw a world, one edit on a ${n}-state grid: analysis / edit-to-frame`, label, `${fmt(g.ms)} / ${fmt(g.wall)}`, fmt(nat)]);
+          }
+        }
+        if (!webgpu && !GRAPH_ONLY) {
           for (const obs of [100, 400, 1000]) {
             for (const simd of SIMD_VARIANTS) {
               const s = await spectral(page, url, obs, simd);
@@ -209,7 +257,7 @@ async function main() {
             }
           }
         }
-        for (const backend of SPECTRAL_ONLY ? [] : webgpu ? ["webgpu", "cpu"] : ["auto"]) {
+        for (const backend of SPECTRAL_ONLY || GRAPH_ONLY ? [] : webgpu ? ["webgpu", "cpu"] : ["auto"]) {
           const e = await embed(page, url, backend, texts);
           rows.push([`checkpoint lab, embed 1,000 texts on ${e.backend}: first / warm`, label, `${fmt(e.first)} / ${fmt(e.warm)}`, fmt(nativeEmbed)]);
         }

@@ -30,10 +30,14 @@
 //      plain messages, measured alignment and chance levels, labs that keep their state
 //      across tabs and in the URL, alignment metrics in a worker with progress and
 //      cancel); each check fails on the page before those fixes.
+//   9. tests/web/lesson.mjs: the classroom (issue 21) — every lesson step in English and
+//      Korean with its question answered right and wrong, keyboard-only use, accessible
+//      names, presenter mode, the handout PDF, screenshots per step
+//      (docs/screenshots/lesson/); the graph editor against closed forms and the CLI.
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
-// PRH_E2E_ONLY=correctness runs only part 8.
+// PRH_E2E_ONLY=correctness runs only part 8, PRH_E2E_ONLY=lesson only part 9.
 // Run: node tests/web/e2e.mjs   (after .ci/web.sh has built dist/)
 
 import puppeteer from "puppeteer-core";
@@ -42,6 +46,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readFileSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as fixes from "./correctness.mjs";
+import * as classroom from "./lesson.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = resolve(here, "../..");
@@ -611,13 +616,21 @@ async function main() {
     page.on("console", (m) => m.type() === "error" && pageErrors.push(m.text()));
     const cdp = await browser.target().createCDPSession();
     await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: dir });
-    // PRH_E2E_ONLY=correctness runs only the issue-25 checks (quicker while iterating).
-    const all = process.env.PRH_E2E_ONLY !== "correctness";
+    // PRH_E2E_ONLY=correctness (the issue-25 checks) or =lesson (the classroom: lesson and
+    // graph editor) runs only that part (quicker while iterating).
+    const only = process.env.PRH_E2E_ONLY;
+    const all = !only;
+    const t = { page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST, SHOTS };
+    if (all || only === "lesson") {
+      await classroom.graphEditor(t);
+      await classroom.lesson(t);
+      await page.setViewport({ width: 1400, height: 1000 });
+    }
     if (all) await spectral(page, url, dir);
     if (all) await alignment(page, url, dir);
     if (all) await checkpoint(page, url, dir);
     if (all) await caption(page, url, dir);
-    await correctness({ page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST });
+    if (all || only === "correctness") await correctness(t);
     if (all) await webgpu(url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
