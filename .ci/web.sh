@@ -83,6 +83,8 @@ mkdir -p dist
 cp web/style.css dist/style.css
 # The alignment lab's metrics worker imports prh-web.js (web/src/labs/alignment/worker.rs).
 cp web/metrics-worker.js dist/metrics-worker.js
+# The live lab's training worker imports prh-web.js too (web/src/labs/live/worker.rs).
+cp web/train-worker.js dist/train-worker.js
 cp -r web/assets dist/assets
 cat > dist/index.html <<'HTML'
 <!DOCTYPE html>

@@ -18,11 +18,15 @@
 //     (#graph-summary data-ms: Pi, K, full spectrum, Fiedler vector, Cheeger sweep,
 //     Davis–Kahan) and edit-to-frame latency. Native: `prh-native spectral` on the world
 //     the editor exports (a process, so it includes start-up).
+//   - Train live (issue 21): the two symbol JEPAs of the small world, good views, spectral
+//     loss, in the page's web worker: seconds until both encoders are at CKA >= 0.9 to F,
+//     and until both stop on their plateau. Native: `prh-native train` of the two TOMLs
+//     the page shows, one after the other (wall time, with process start).
 // Reports medians of REPS runs. Never asserts a time.
 //
 // Env: PRH_NATIVE, PRH_DIST (as e2e.mjs), PRH_DATA (Multi30k captions for the texts;
 // synthetic sentences when absent), REPS (default 3), SPECTRAL_ONLY=1 (skip the checkpoint
-// lab), GRAPH_ONLY=1 (only the graph editor rows), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
+// lab), GRAPH_ONLY=1 (only the classroom rows: graph editor and train live), SIMD=both (spectral lab twice, with `&simd=0`, the page default, and `&simd=1`, faer's
 // wasm SIMD kernels on; rows say which), PROFILE=1 (also print where the alpha changes spent
 // their time, per function; the profiler slows the page, so timings of that run read high).
 // Run: node tests/web/bench.mjs
@@ -177,6 +181,25 @@ async function graphEdit(page, url, n) {
   return { ms: median(runs.map((x) => x.ms)), wall: median(runs.map((x) => x.wall)), world };
 }
 
+// The live lab from start to the plateau: seconds to CKA >= 0.9 (both encoders) and to
+// the end, and the page's two TOMLs.
+async function trainLive(page, url) {
+  await page.goto(`${url}?lab=live`, { waitUntil: "load" });
+  await page.waitForSelector("#live-start");
+  await page.click("#live-start");
+  let first = null;
+  for (;;) {
+    const s = await page.$eval("#live-status", (e) => ({ ...e.dataset })).catch(() => null);
+    if (await page.$("#live-error")) throw new Error(await page.$eval("#live-error", (e) => e.textContent));
+    if (s && first === null && Number(s.ckaImage) >= 0.9 && Number(s.ckaText) >= 0.9) first = Number(s.elapsed) * 1000;
+    if (s?.finished === "true") {
+      const tomls = [await page.$eval("#live-toml-0", (e) => e.value), await page.$eval("#live-toml-1", (e) => e.value)];
+      return { first, end: Number(s.elapsed) * 1000, tomls };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 // Embeds `texts` in the checkpoint lab on `backend`, twice; returns [first, second] ms.
 async function embed(page, url, backend, texts) {
   await page.goto(`${url}?lab=checkpoint&backend=${backend}`, { waitUntil: "load" });
@@ -246,6 +269,18 @@ async function main() {
             const nat = median(Array.from({ length: REPS }, () => timeNative(["spectral", "--world", file, "--dim", "1", "--json"])));
             rows.push([`draw a world, one edit on a ${n}-state grid: analysis / edit-to-frame`, label, `${fmt(g.ms)} / ${fmt(g.wall)}`, fmt(nat)]);
           }
+          const runs = [];
+          for (let r = 0; r < REPS; r++) runs.push(await trainLive(page, url));
+          const nat = median(
+            Array.from({ length: REPS }, (_, r) =>
+              runs[0].tomls.reduce((sum, toml, m) => {
+                const cfg = join(dir, `live-${m}.toml`);
+                writeFileSync(cfg, toml);
+                return sum + timeNative(["train", "--config", cfg, "--out", join(dir, `live-${r}-${m}`), "--quiet"]);
+              }, 0),
+            ),
+          );
+          rows.push(["train live (small world, good views, spectral): to CKA >= 0.9 / to the plateau", label, `${fmt(median(runs.map((x) => x.first)))} / ${fmt(median(runs.map((x) => x.end)))}`, `— / ${fmt(nat)}`]);
         }
         if (!webgpu && !GRAPH_ONLY) {
           for (const obs of [100, 400, 1000]) {

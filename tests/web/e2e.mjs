@@ -33,7 +33,8 @@
 //   9. tests/web/lesson.mjs: the classroom (issue 21) — every lesson step in English and
 //      Korean with its question answered right and wrong, keyboard-only use, accessible
 //      names, presenter mode, the handout PDF, screenshots per step
-//      (docs/screenshots/lesson/); the graph editor against closed forms and the CLI.
+//      (docs/screenshots/lesson/); the graph editor against closed forms and the CLI;
+//      the live lab's JEPAs training in a worker to CKA >= 0.9, equal to prh-native train.
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
@@ -59,6 +60,11 @@ let failures = 0;
 function check(cond, what) {
   console.log(`${cond ? "ok  " : "FAIL"} ${what}`);
   if (!cond) failures++;
+}
+
+// Runs prh-native for its files (no JSON on stdout).
+function nativeRun(args) {
+  execFileSync(NATIVE, args, { stdio: ["ignore", "ignore", "inherit"] });
 }
 
 function native(args) {
@@ -620,10 +626,11 @@ async function main() {
     // graph editor) runs only that part (quicker while iterating).
     const only = process.env.PRH_E2E_ONLY;
     const all = !only;
-    const t = { page, url, dir, check, download, downloadBytes, native, npy, rng, safetensors, DIST, SHOTS };
+    const t = { page, url, dir, check, download, downloadBytes, native, nativeRun, npy, rng, safetensors, DIST, SHOTS };
     if (all || only === "lesson") {
       await classroom.graphEditor(t);
       await classroom.lesson(t);
+      await classroom.liveLab(t);
       await page.setViewport({ width: 1400, height: 1000 });
     }
     if (all) await spectral(page, url, dir);

@@ -10,7 +10,7 @@ mod figures;
 mod labs;
 mod widgets;
 
-use crate::labs::{alignment, caption, checkpoint, graph, lesson, spectral};
+use crate::labs::{alignment, caption, checkpoint, graph, lesson, live, spectral};
 use crate::widgets::url_state;
 use leptos::prelude::*;
 
@@ -20,6 +20,7 @@ enum Lab {
     Lesson,
     Spectral,
     Graph,
+    Live,
     Alignment,
     Checkpoint,
     Caption,
@@ -31,6 +32,7 @@ impl Lab {
             Lab::Lesson => "lesson",
             Lab::Spectral => "spectral",
             Lab::Graph => "graph",
+            Lab::Live => "live",
             Lab::Alignment => "alignment",
             Lab::Checkpoint => "checkpoint",
             Lab::Caption => "caption",
@@ -49,6 +51,7 @@ fn App() -> impl IntoView {
         "caption" => Lab::Caption,
         "spectral" => Lab::Spectral,
         "graph" => Lab::Graph,
+        "live" => Lab::Live,
         // The lesson is the landing page.
         _ => Lab::Lesson,
     };
@@ -57,6 +60,7 @@ fn App() -> impl IntoView {
         Lab::Lesson,
         Lab::Spectral,
         Lab::Graph,
+        Lab::Live,
         Lab::Alignment,
         Lab::Checkpoint,
         Lab::Caption,
@@ -66,9 +70,10 @@ fn App() -> impl IntoView {
         Lab::Lesson => 0,
         Lab::Spectral => 1,
         Lab::Graph => 2,
-        Lab::Alignment => 3,
-        Lab::Checkpoint => 4,
-        Lab::Caption => 5,
+        Lab::Live => 3,
+        Lab::Alignment => 4,
+        Lab::Checkpoint => 5,
+        Lab::Caption => 6,
     };
     Effect::new(move |_| {
         let l = lab.get();
@@ -94,6 +99,7 @@ fn App() -> impl IntoView {
                     Lab::Lesson => view! { <lesson::LessonLab /> }.into_any(),
                     Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
                     Lab::Graph => view! { <graph::GraphLab /> }.into_any(),
+                    Lab::Live => view! { <live::LiveLab /> }.into_any(),
                     Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
                     Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
                     Lab::Caption => view! { <caption::CaptionLab /> }.into_any(),
@@ -113,6 +119,7 @@ fn App() -> impl IntoView {
                 {tab(Lab::Lesson, "Lesson")}
                 {tab(Lab::Spectral, "Spectral lab")}
                 {tab(Lab::Graph, "Draw a world")}
+                {tab(Lab::Live, "Train live")}
                 {tab(Lab::Alignment, "Alignment lab")}
                 {tab(Lab::Checkpoint, "Checkpoint lab")}
                 {tab(Lab::Caption, "Caption lab")}
@@ -122,6 +129,7 @@ fn App() -> impl IntoView {
             {panel(Lab::Lesson)}
             {panel(Lab::Spectral)}
             {panel(Lab::Graph)}
+            {panel(Lab::Live)}
             {panel(Lab::Alignment)}
             {panel(Lab::Checkpoint)}
             {panel(Lab::Caption)}

@@ -8,6 +8,7 @@
 //!   WebGPU or the CPU, with their nearest ImageNet classes.
 //! - [`graph`]: draw a world — a graph editor with Pi, K, spectrum, Fiedler, Cheeger.
 //! - [`lesson`]: the guided lesson (the landing page), built from the other labs' figures.
+//! - [`live`]: two JEPAs training in the page (web worker) towards the prediction.
 //! - [`caption`]: the captioner — image encoder, one fitted map, a text-only decoder.
 
 pub mod alignment;
@@ -15,4 +16,5 @@ pub mod caption;
 pub mod checkpoint;
 pub mod graph;
 pub mod lesson;
+pub mod live;
 pub mod spectral;

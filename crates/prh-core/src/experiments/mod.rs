@@ -6,6 +6,7 @@
 pub mod captioner;
 pub mod convergence;
 pub mod demo;
+pub mod live;
 pub mod multilingual;
 pub mod report;
 pub mod scaling_law;

@@ -7,10 +7,10 @@
 //! window). The page sends both sets (values as a `Float64Array`, and shapes), the worker
 //! calls [`prh_worker_analyse`], which posts a line per stage and returns the [`Parts`] as
 //! JSON.
-//! Workers are created through `js_sys::Reflect` rather than web-sys's `Worker` type,
-//! whose feature flags would rebuild web-sys and every crate above it.
+//! Workers are created by [`crate::widgets::worker`].
 
 use super::compute::{Parts, analyse_parts};
+use crate::widgets::worker;
 use prh_core::formats::features::Features;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -80,12 +80,6 @@ pub struct Job {
     _on_error: Closure<dyn FnMut(JsValue)>,
 }
 
-/// `obj.name(args...)` through reflection.
-fn call(obj: &JsValue, name: &str, args: &js_sys::Array) -> Result<JsValue, JsValue> {
-    let f: js_sys::Function = js_sys::Reflect::get(obj, &name.into())?.dyn_into()?;
-    f.apply(obj, args)
-}
-
 /// A message object for the worker: one set's name, values and shape.
 fn set_message(msg: &js_sys::Object, key: &str, f: &Features) -> Result<(), JsValue> {
     let set = |k: String, v: &JsValue| js_sys::Reflect::set(msg, &k.into(), v).map(|_| ());
@@ -112,14 +106,7 @@ impl Job {
         on_message: impl FnMut(Message) + 'static,
     ) -> Result<Job, String> {
         let js = |e: JsValue| format!("the metrics worker did not start: {e:?}");
-        let ctor: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"Worker".into())
-            .map_err(js)?
-            .dyn_into()
-            .map_err(js)?;
-        let opts = js_sys::Object::new();
-        js_sys::Reflect::set(&opts, &"type".into(), &"module".into()).map_err(js)?;
-        let worker = js_sys::Reflect::construct(&ctor, &js_sys::Array::of2(&SCRIPT.into(), &opts))
-            .map_err(js)?;
+        let worker = worker::spawn(SCRIPT, "metrics worker")?;
         let handler = Rc::new(RefCell::new(on_message));
         let h = handler.clone();
         let w = worker.clone();
@@ -142,7 +129,7 @@ impl Job {
             // A finished worker is ended here; the Job (and these closures) are dropped
             // later by the lab, never from inside this call.
             if matches!(msg, Message::Done(_)) {
-                let _ = call(&w, "terminate", &js_sys::Array::new());
+                worker::terminate(&w);
             }
             (h.borrow_mut())(msg);
         });
@@ -161,7 +148,7 @@ impl Job {
         set_message(&msg, "a", a).map_err(js)?;
         set_message(&msg, "b", b).map_err(js)?;
         js_sys::Reflect::set(&msg, &"k".into(), &JsValue::from(k as u32)).map_err(js)?;
-        call(&worker, "postMessage", &js_sys::Array::of1(&msg)).map_err(js)?;
+        worker::post(&worker, &msg)?;
         Ok(Job {
             worker,
             _on_message: on_message,
@@ -171,7 +158,7 @@ impl Job {
 
     /// Stops the worker at once (its result, if any, is never delivered).
     pub fn cancel(&self) {
-        let _ = call(&self.worker, "terminate", &js_sys::Array::new());
+        worker::terminate(&self.worker);
     }
 }
 

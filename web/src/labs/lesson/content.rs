@@ -458,8 +458,8 @@ This figure is an editor for that graph. Click empty space to add a state, click
             r"정리는 최적해에 관한 것이고, 학습된 신경망은 그곳에 도달해야 합니다. `prh-native demo` 는 scenes 세계에서 이미지 JEPA와 캡션 JEPA를 따로 학습시킵니다. 스펙트럼 손실(화이트닝된, 정리가 증명된 목적 함수)과 SIGReg(논문의 손실) 두 가지로 학습한 뒤 예측과 비교합니다. 두 인코더의 상호 10-최근접 이웃 일치도와 각 인코더의 $F$ 에 대한 CKA 입니다. 표는 그 실행 결과를 이 페이지로 내보낸 것입니다.",
         ),
         try_this: t(
-            "Run `prh-native demo` on your own machine (about two minutes) and compare your table with this one.",
-            "자신의 컴퓨터에서 `prh-native demo` 를 실행해 (약 2분) 이 표와 비교해 보세요.",
+            "Open the Train live tab: the two symbol encoders of this table train in your browser, and you watch their CKA to F climb. Or run `prh-native demo` (about two minutes) and compare your table with this one.",
+            "'Train live' 탭을 열면 이 표의 두 기호 인코더가 브라우저에서 학습되며 F 에 대한 CKA 가 오르는 것을 볼 수 있습니다. 또는 `prh-native demo` 를 실행해 (약 2분) 이 표와 비교해 보세요.",
         ),
         question: t(
             "Under good views with symbol observations, which loss brought the two encoders closer together (higher mutual 10-NN)?",
