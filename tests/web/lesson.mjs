@@ -162,6 +162,15 @@ export async function lesson(t) {
   await openStep(page, url, keys[0], "ko");
   await page.screenshot({ path: join(shots, `01-${keys[0]}-ko.png`), fullPage: true });
 
+  // The measuring step's real pair equals `prh-native metrics` on the same files.
+  await openStep(page, url, "measure", "en");
+  await page.waitForSelector("#lesson-real", { timeout: 60000 });
+  const real = await page.$eval("#lesson-real", (e) => ({ ...e.dataset }));
+  const cli = t.native(["metrics", join(t.DIST, "assets/demo_multi_en.npy"), join(t.DIST, "assets/demo_multi_de.npy"), "--json"]);
+  const same = [["mknn", cli.mutual_knn], ["cka", cli.cka], ["nullMean", cli.null_mutual_knn_mean], ["nullStd", cli.null_mutual_knn_std]].every(([k, v]) => Math.abs(Number(real[k]) - v) <= 1e-9);
+  check(same, `lesson: the real English/German pair shows mutual 10-NN ${Number(real.mknn).toFixed(4)} (null ${Number(real.nullMean).toFixed(4)}), CKA ${Number(real.cka).toFixed(4)}: equal to prh-native metrics --json (1e-9)`);
+  await page.screenshot({ path: join(shots, "11-measure.png"), fullPage: true });
+
   await keyboard(t, keys);
   await presenter(t, keys, shots);
   await handout(t, keys, shots);
