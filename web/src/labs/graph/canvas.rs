@@ -72,97 +72,123 @@ fn click_state(ed: Editor, i: usize) {
     }
 }
 
-/// The drawing.
-#[component]
-pub fn GraphCanvas(ed: Editor) -> impl IntoView {
-    let on_background = move |ev: web_sys::MouseEvent| {
-        if ed.erase.get_untracked() {
-            return;
+/// The drawing's markup: the background, pairs (`.pair`, `data-a`, `data-b`; self-pairs as
+/// rings) and states (`.state`, `data-i`). One string set as the SVG's content, with one
+/// click handler on the SVG ([`GraphCanvas`]): at 200 states and ~370 pairs, building each
+/// element with its own listener cost more than the analysis of an edit.
+fn markup(ed: Editor) -> String {
+    use std::fmt::Write;
+    let g = ed.graph.get();
+    let n = g.n();
+    let r = radius(n);
+    let computed = ed.computed.get();
+    let (x, cut) = match &computed.result {
+        Ok(a) => (
+            colours(a, n, ed.vector.get()).0,
+            a.cheeger
+                .as_ref()
+                .map(|c| c.cut.clone())
+                .unwrap_or_default(),
+        ),
+        Err(_) => (vec![0.0; n], Vec::new()),
+    };
+    let top_w = g.edges.iter().fold(0.0_f64, |m, e| m.max(e.w)).max(1e-12);
+    let px = |i: usize| (g.positions[i].0 * W, g.positions[i].1 * H);
+    let mut out =
+        format!(r##"<rect class="bg" x="0" y="0" width="{W}" height="{H}" fill="#fbfbfd"/>"##);
+    // Writing to a String cannot fail.
+    for e in &g.edges {
+        let ((x1, y1), (x2, y2)) = (px(e.a), px(e.b));
+        let (a, b, w) = (e.a, e.b, e.w);
+        if a == b {
+            let _ = write!(
+                out,
+                r##"<circle class="pair self-pair" data-a="{a}" data-b="{b}" cx="{x1:.1}" cy="{:.1}" r="{:.1}" fill="none" stroke="#777" stroke-width="{:.2}"><title>pair {a}–{b}, weight {w}</title></circle>"##,
+                y1 - r,
+                r * 0.8,
+                1.0 + 3.0 * w / top_w
+            );
+        } else {
+            let crossing = cut.contains(&a) != cut.contains(&b);
+            let _ = write!(
+                out,
+                r##"<line class="pair{}" data-a="{a}" data-b="{b}" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{}" stroke-dasharray="{}" stroke-width="{:.2}"><title>pair {a}–{b}, weight {w}</title></line>"##,
+                if crossing { " cut" } else { "" },
+                if crossing { "#d62728" } else { "#777" },
+                if crossing { "5 3" } else { "" },
+                1.0 + 4.0 * w / top_w
+            );
         }
+    }
+    let picked = ed.picked.get();
+    for (i, &xi) in x.iter().enumerate().take(n) {
+        let (cx, cy) = px(i);
+        let (ring, sw) = if picked == Some(i) {
+            ("#d62728", 3.0)
+        } else {
+            ("#333", 1.0)
+        };
+        let _ = write!(
+            out,
+            r#"<g class="state" data-i="{i}"><circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{}" stroke="{ring}" stroke-width="{sw}"><title>state {i}: value {:.3}</title></circle>"#,
+            draw::css(draw::diverging(xi)),
+            xi
+        );
+        if n <= 40 {
+            let _ = write!(
+                out,
+                r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="10" pointer-events="none">{i}</text>"#,
+                cy + 3.5
+            );
+        }
+        out.push_str("</g>");
+    }
+    out
+}
+
+/// The element a click landed on, or its nearest ancestor matching `selector`.
+fn clicked(ev: &web_sys::MouseEvent, selector: &str) -> Option<web_sys::Element> {
+    let el: web_sys::Element = ev.target()?.dyn_into().ok()?;
+    el.closest(selector).ok()?
+}
+
+/// A number attribute of an element.
+fn attr(el: &web_sys::Element, name: &str) -> Option<usize> {
+    el.get_attribute(name)?.parse().ok()
+}
+
+/// One click on the drawing: a state, a pair, or empty space.
+fn on_click(ed: Editor, ev: &web_sys::MouseEvent) {
+    if let Some(i) = clicked(ev, ".state").and_then(|s| attr(&s, "data-i")) {
+        click_state(ed, i);
+    } else if let Some(p) = clicked(ev, ".pair") {
+        if let (true, Some(a), Some(b)) = (
+            ed.erase.get_untracked(),
+            attr(&p, "data-a"),
+            attr(&p, "data-b"),
+        ) {
+            ed.graph.update(|g| {
+                let _ = g.set_pair(a, b, 0.0);
+            });
+        }
+    } else if !ed.erase.get_untracked() {
         if ed.picked.get_untracked().is_some() {
             ed.picked.set(None);
-            return;
-        }
-        if let Some(pos) = fraction(&ev) {
+        } else if let Some(pos) = fraction(ev) {
             ed.graph.update(|g| {
                 g.add_state(pos);
             });
         }
-    };
-    let body = move || {
-        let g = ed.graph.get();
-        let n = g.n();
-        let r = radius(n);
-        let computed = ed.computed.get();
-        let (x, cut) = match &computed.result {
-            Ok(a) => (
-                colours(a, n, ed.vector.get()).0,
-                a.cheeger
-                    .as_ref()
-                    .map(|c| c.cut.clone())
-                    .unwrap_or_default(),
-            ),
-            Err(_) => (vec![0.0; n], Vec::new()),
-        };
-        let top_w = g.edges.iter().fold(0.0_f64, |m, e| m.max(e.w)).max(1e-12);
-        let px = |i: usize| (g.positions[i].0 * W, g.positions[i].1 * H);
-        let edges = g
-            .edges
-            .iter()
-            .map(|e| {
-                let ((x1, y1), (x2, y2)) = (px(e.a), px(e.b));
-                let crossing = cut.contains(&e.a) != cut.contains(&e.b);
-                let (a, b, w) = (e.a, e.b, e.w);
-                let label = format!("pair {a}–{b}, weight {w}");
-                let remove = move |ev: web_sys::MouseEvent| {
-                    ev.stop_propagation();
-                    if ed.erase.get_untracked() {
-                        ed.graph.update(|g| {
-                            let _ = g.set_pair(a, b, 0.0);
-                        });
-                    }
-                };
-                if a == b {
-                    // A self-pair: a ring above the state.
-                    view! {
-                        <circle class="self-pair" cx=x1 cy=y1 - r r=r * 0.8 fill="none" stroke="#777"
-                            stroke-width=1.0 + 3.0 * w / top_w on:click=remove><title>{label}</title></circle>
-                    }.into_any()
-                } else {
-                    view! {
-                        <line class=if crossing { "pair cut" } else { "pair" } x1=x1 y1=y1 x2=x2 y2=y2
-                            stroke=if crossing { "#d62728" } else { "#777" }
-                            stroke-dasharray=if crossing { "5 3" } else { "" }
-                            stroke-width=1.0 + 4.0 * w / top_w on:click=remove><title>{label}</title></line>
-                    }.into_any()
-                }
-            })
-            .collect_view();
-        let picked = ed.picked.get();
-        let states = (0..n)
-            .map(|i| {
-                let (cx, cy) = px(i);
-                let fill = draw::css(draw::diverging(x[i]));
-                let ring = if picked == Some(i) { "#d62728" } else { "#333" };
-                view! {
-                    <g class="state" data-i=i.to_string() on:click=move |ev: web_sys::MouseEvent| { ev.stop_propagation(); click_state(ed, i); }>
-                        <circle cx=cx cy=cy r=r fill=fill stroke=ring stroke-width=if picked == Some(i) { 3.0 } else { 1.0 }>
-                            <title>{format!("state {i}: value {:.3}", x[i])}</title>
-                        </circle>
-                        {(n <= 40).then(|| view! {
-                            <text x=cx y=cy + 3.5 text-anchor="middle" font-size="10" pointer-events="none">{i.to_string()}</text>
-                        })}
-                    </g>
-                }
-            })
-            .collect_view();
-        view! { {edges} {states} }
-    };
+    }
+}
+
+/// The drawing.
+#[component]
+pub fn GraphCanvas(ed: Editor) -> impl IntoView {
     view! {
         <svg id=ed.id("svg") class="graph-svg" viewBox=format!("0 0 {W} {H}") role="img"
-            aria-label="the drawn graph: states and positive pairs">
-            <rect class="bg" x="0" y="0" width=W height=H fill="#fbfbfd" on:click=on_background />
-            {body}
+            aria-label="the drawn graph: states and positive pairs"
+            on:click=move |ev: web_sys::MouseEvent| on_click(ed, &ev) inner_html=move || markup(ed)>
         </svg>
         <div class="status" id=ed.id("hint")>{move || match (ed.erase.get(), ed.picked.get()) {
             (true, _) => "Erase mode: click a state or a pair to remove it.".to_string(),
