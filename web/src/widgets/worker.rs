@@ -3,6 +3,9 @@
 //! worker script is a small JS file next to `prh-web.js` (`metrics-worker.js`,
 //! `train-worker.js`) that loads the page's own module a second time, off the main thread.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// `obj.name(args...)` through reflection.
@@ -33,4 +36,53 @@ pub fn post(worker: &JsValue, msg: &JsValue) -> Result<(), String> {
 /// `worker.terminate()`.
 pub fn terminate(worker: &JsValue) {
     let _ = call(worker, "terminate", &js_sys::Array::new());
+}
+
+/// What a worker reported to [`listen`]'s handler.
+pub enum Event<'a> {
+    /// A message; the lookup reads one of its string fields (`None` when absent).
+    Message(&'a dyn Fn(&str) -> Option<String>),
+    /// The worker failed to load or crashed: "the {what} failed: {reason}".
+    Failed(String),
+}
+
+/// A worker's `onmessage` and `onerror` handlers, kept alive while the worker may call them.
+pub struct Listeners {
+    _on_message: Closure<dyn FnMut(JsValue)>,
+    _on_error: Closure<dyn FnMut(JsValue)>,
+}
+
+/// Sets `worker`'s `onmessage` and `onerror` to call `handler` (`what` names the worker in
+/// errors). Keep the returned [`Listeners`] for as long as the worker runs.
+pub fn listen(
+    worker: &JsValue,
+    what: &str,
+    handler: impl FnMut(Event<'_>) + 'static,
+) -> Result<Listeners, String> {
+    let handler = Rc::new(RefCell::new(handler));
+    let h = handler.clone();
+    let on_message = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+        let data = js_sys::Reflect::get(&ev, &"data".into()).unwrap_or(JsValue::NULL);
+        let field = |k: &str| {
+            js_sys::Reflect::get(&data, &k.into())
+                .ok()
+                .and_then(|v| v.as_string())
+        };
+        (h.borrow_mut())(Event::Message(&field));
+    });
+    let failed = format!("the {what} failed");
+    let on_error = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+        let text = js_sys::Reflect::get(&ev, &"message".into())
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_else(|| "it failed to load".into());
+        (handler.borrow_mut())(Event::Failed(format!("{failed}: {text}")));
+    });
+    let js = |e: JsValue| format!("the {what} did not start: {e:?}");
+    js_sys::Reflect::set(worker, &"onmessage".into(), on_message.as_ref()).map_err(js)?;
+    js_sys::Reflect::set(worker, &"onerror".into(), on_error.as_ref()).map_err(js)?;
+    Ok(Listeners {
+        _on_message: on_message,
+        _on_error: on_error,
+    })
 }

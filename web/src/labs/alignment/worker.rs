@@ -12,8 +12,6 @@
 use super::compute::{Parts, analyse_parts};
 use crate::widgets::worker;
 use prh_core::formats::features::Features;
-use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -75,9 +73,8 @@ pub enum Message {
 /// A running computation in a worker; [`Job::cancel`] (or dropping the job) ends it.
 pub struct Job {
     worker: JsValue,
-    /// Kept alive for as long as the worker may call it.
-    _on_message: Closure<dyn FnMut(JsValue)>,
-    _on_error: Closure<dyn FnMut(JsValue)>,
+    /// Kept alive for as long as the worker may call them.
+    _listeners: worker::Listeners,
 }
 
 /// A message object for the worker: one set's name, values and shape.
@@ -107,43 +104,30 @@ impl Job {
     ) -> Result<Job, String> {
         let js = |e: JsValue| format!("the metrics worker did not start: {e:?}");
         let worker = worker::spawn(SCRIPT, "metrics worker")?;
-        let handler = Rc::new(RefCell::new(on_message));
-        let h = handler.clone();
         let w = worker.clone();
-        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let data = js_sys::Reflect::get(&ev, &"data".into()).unwrap_or(JsValue::NULL);
-            let field = |k: &str| {
-                js_sys::Reflect::get(&data, &k.into())
-                    .ok()
-                    .and_then(|v| v.as_string())
+        let mut on_message = on_message;
+        let listeners = worker::listen(&worker, "metrics worker", move |ev| {
+            let msg = match ev {
+                worker::Event::Failed(text) => Message::Done(Err(text)),
+                worker::Event::Message(field) => {
+                    if let Some(stage) = field("stage") {
+                        Message::Stage(stage)
+                    } else if let Some(json) = field("done") {
+                        Message::Done(serde_json::from_str(&json).map_err(|e| e.to_string()))
+                    } else {
+                        Message::Done(Err(field("error").unwrap_or_else(|| {
+                            "the metrics worker sent an unknown message".into()
+                        })))
+                    }
+                }
             };
-            let msg = if let Some(stage) = field("stage") {
-                Message::Stage(stage)
-            } else if let Some(json) = field("done") {
-                Message::Done(serde_json::from_str(&json).map_err(|e| e.to_string()))
-            } else {
-                Message::Done(Err(field("error").unwrap_or_else(|| {
-                    "the metrics worker sent an unknown message".into()
-                })))
-            };
-            // A finished worker is ended here; the Job (and these closures) are dropped
+            // A finished worker is ended here; the Job (and these handlers) are dropped
             // later by the lab, never from inside this call.
             if matches!(msg, Message::Done(_)) {
                 worker::terminate(&w);
             }
-            (h.borrow_mut())(msg);
-        });
-        let on_error = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let text = js_sys::Reflect::get(&ev, &"message".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_else(|| "it failed to load".into());
-            (handler.borrow_mut())(Message::Done(Err(format!(
-                "the metrics worker failed: {text}"
-            ))));
-        });
-        js_sys::Reflect::set(&worker, &"onmessage".into(), on_message.as_ref()).map_err(js)?;
-        js_sys::Reflect::set(&worker, &"onerror".into(), on_error.as_ref()).map_err(js)?;
+            on_message(msg);
+        })?;
         let msg = js_sys::Object::new();
         set_message(&msg, "a", a).map_err(js)?;
         set_message(&msg, "b", b).map_err(js)?;
@@ -151,8 +135,7 @@ impl Job {
         worker::post(&worker, &msg)?;
         Ok(Job {
             worker,
-            _on_message: on_message,
-            _on_error: on_error,
+            _listeners: listeners,
         })
     }
 

@@ -7,16 +7,10 @@ use crate::figures::draw::{self, BarMarks};
 use crate::figures::numbers;
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use prh_core::linalg::Matrix;
+use prh_core::linalg::{self, Matrix};
 use prh_core::theory::graph::{Graph, GraphAnalysis};
 use prh_core::theory::theorem::compare;
 use std::sync::Arc;
-
-/// Row-major copy of a square matrix for the heatmap.
-fn rows(m: &Matrix) -> Vec<f64> {
-    let n = m.nrows();
-    (0..n * n).map(|k| m[(k / n, k % n)]).collect()
-}
 
 /// The figures of `show` for the editor's current analysis, or the reason there is none.
 #[component]
@@ -68,7 +62,7 @@ fn Analysis(ed: Editor, a: Arc<GraphAnalysis>, ms: f64, show: Show) -> impl Into
 #[component]
 fn Heat(id: String, m: Matrix, signed: bool, label: &'static str) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let data = rows(&m);
+    let data = linalg::to_row_major(m.as_ref());
     let n = m.nrows();
     Effect::new(move |_| {
         if let Some(c) = canvas.get() {

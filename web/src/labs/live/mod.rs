@@ -205,17 +205,12 @@ fn Controls(
     }
 }
 
-/// The last point of a curve.
-fn last(c: &[CurvePoint]) -> Option<&CurvePoint> {
-    c.last()
-}
-
 /// Step, time and each encoder's CKA / sin Θ to F, also as data attributes for tests.
 #[component]
 fn Status(st: State) -> impl IntoView {
     move || {
         let f = st.frame.get()?;
-        let (a, b) = (last(&f.curves[0]).cloned(), last(&f.curves[1]).cloned());
+        let (a, b) = (f.curves[0].last().cloned(), f.curves[1].last().cloned());
         let num = |p: &Option<CurvePoint>, g: fn(&CurvePoint) -> f64| {
             p.as_ref().map_or(String::new(), |p| g(p).to_string())
         };

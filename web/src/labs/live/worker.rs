@@ -11,7 +11,6 @@ use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::config::LossKind;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 /// The worker script, next to `prh-web.js` (.ci/web.sh and index.html copy it).
@@ -149,44 +148,28 @@ pub fn prh_live(cmd: &str) -> Result<String, JsValue> {
 /// The page's handle on a training worker; dropping it ends the worker.
 pub struct Trainer {
     worker: JsValue,
-    _on_message: Closure<dyn FnMut(JsValue)>,
-    _on_error: Closure<dyn FnMut(JsValue)>,
+    _listeners: worker::Listeners,
 }
 
 impl Trainer {
     /// Starts a worker; `on_frame` receives each frame (or error) it sends.
-    pub fn new(on_frame: impl FnMut(Result<Frame, String>) + 'static) -> Result<Trainer, String> {
+    pub fn new(
+        mut on_frame: impl FnMut(Result<Frame, String>) + 'static,
+    ) -> Result<Trainer, String> {
         let worker = worker::spawn(SCRIPT, "training worker")?;
-        let handler = Rc::new(RefCell::new(on_frame));
-        let h = handler.clone();
-        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let data = js_sys::Reflect::get(&ev, &"data".into()).unwrap_or(JsValue::NULL);
-            let field = |k: &str| {
-                js_sys::Reflect::get(&data, &k.into())
-                    .ok()
-                    .and_then(|v| v.as_string())
-            };
-            let msg = match (field("frame"), field("error")) {
-                (Some(json), _) => serde_json::from_str(&json).map_err(|e| e.to_string()),
-                (None, Some(e)) => Err(e),
-                _ => Err("the training worker sent an unknown message".into()),
-            };
-            (h.borrow_mut())(msg);
-        });
-        let on_error = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-            let text = js_sys::Reflect::get(&ev, &"message".into())
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_else(|| "it failed to load".into());
-            (handler.borrow_mut())(Err(format!("the training worker failed: {text}")));
-        });
-        let js = |e: JsValue| format!("the training worker did not start: {e:?}");
-        js_sys::Reflect::set(&worker, &"onmessage".into(), on_message.as_ref()).map_err(js)?;
-        js_sys::Reflect::set(&worker, &"onerror".into(), on_error.as_ref()).map_err(js)?;
+        let listeners = worker::listen(&worker, "training worker", move |ev| {
+            on_frame(match ev {
+                worker::Event::Failed(text) => Err(text),
+                worker::Event::Message(field) => match (field("frame"), field("error")) {
+                    (Some(json), _) => serde_json::from_str(&json).map_err(|e| e.to_string()),
+                    (None, Some(e)) => Err(e),
+                    _ => Err("the training worker sent an unknown message".into()),
+                },
+            })
+        })?;
         Ok(Trainer {
             worker,
-            _on_message: on_message,
-            _on_error: on_error,
+            _listeners: listeners,
         })
     }
 
