@@ -168,23 +168,35 @@ pub fn StepFigure(step: &'static Step) -> impl IntoView {
     }
 }
 
-/// One row of the demo table: (observation, loss, kind, learned mutual 10-NN, predicted,
-/// image CKA to F, text CKA to F).
-fn demo_rows() -> std::result::Result<Vec<[String; 7]>, String> {
+/// One row of the demo table: (observation, loss, kind, learned mutual 10-NN, its
+/// permutation null (mean), the random initialisation's mutual 10-NN (the run's
+/// `baselines` entry of the same views and observations), predicted, image CKA to F, text
+/// CKA to F).
+fn demo_rows() -> std::result::Result<Vec<[String; 9]>, String> {
     let v: serde_json::Value = serde_json::from_str(DEMO_RESULTS).map_err(|e| e.to_string())?;
-    let results = v["results"]
-        .as_array()
-        .ok_or("demo_results.json: `results` is not a list")?;
+    let list = |k: &str| {
+        v[k].as_array()
+            .ok_or(format!("demo_results.json: `{k}` is not a list"))
+    };
+    let (results, baselines) = (list("results")?, list("baselines")?);
     let num = |x: &serde_json::Value| x.as_f64().map_or("n/a".into(), |f| numbers::fixed(f, 3));
     Ok(results
         .iter()
         .map(|e| {
             let s = |k: &str| e[k].as_str().unwrap_or("?").to_string();
+            let init = baselines
+                .iter()
+                .find(|b| b["kind"] == e["kind"] && b["observation"] == e["observation"])
+                .map_or(serde_json::Value::Null, |b| {
+                    b["learned"]["mutual_knn"].clone()
+                });
             [
                 s("observation"),
                 s("loss"),
                 s("kind"),
                 num(&e["learned"]["mutual_knn"]),
+                num(&e["learned"]["mutual_knn_null"][0]),
+                num(&init),
                 num(&e["predicted"]["mutual_knn"]),
                 num(&e["image_vs_theory"]["cka"]),
                 num(&e["text_vs_theory"]["cka"]),
@@ -202,7 +214,7 @@ fn DemoTable() -> impl IntoView {
             <div class="card">
                 <h2>"prh-native demo: learned vs predicted (seed 0)"</h2>
                 <table class="metrics" id="lesson-demo-table">
-                    <tr><th>"observations"</th><th>"loss"</th><th>"views"</th><th>"mutual 10-NN learned"</th>
+                    <tr><th>"observations"</th><th>"loss"</th><th>"views"</th><th>"mutual 10-NN learned"</th><th>"null (shuffled pairs)"</th><th>"random init"</th>
                         <th>"predicted"</th><th>"image CKA to F"</th><th>"text CKA to F"</th></tr>
                     {rows.into_iter().map(|r| view! {
                         <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
