@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The web side of CI: builds the playground exactly as `trunk build` would (without
-# needing trunk: cargo + wasm-bindgen), then runs the end-to-end test in headless Debian
-# Chromium. Called by .ci/run; runnable alone from a clean clone.
+# The web side of CI: builds the playground with `trunk build`, exactly as the README tells
+# users to (index.html + Trunk.toml), then runs the end-to-end test in headless Debian
+# Chromium on that build. Called by .ci/run; runnable alone from a clean clone.
 #
 # Assumes / uses:
 # - rustup toolchain from rust-toolchain.toml with the wasm32-unknown-unknown target.
@@ -10,8 +10,9 @@
 #   .ci/run's `cargo test`).
 # - PRH_WASM_TARGET_DIR (default "$CARGO_TARGET_DIR-wasm"): a separate target dir for the
 #   wasm32 build, so native and wasm feature sets do not keep recompiling burn.
-# - PRH_TOOLS (default /opt/prh-tools): where wasm-bindgen-cli 0.2.130 is installed once
-#   (`cargo install --root`), skipped when present. Its wasm-bindgen-test-runner runs
+# - PRH_TOOLS (default /opt/prh-tools): where trunk 0.21.14 and wasm-bindgen-cli 0.2.130
+#   are installed once (`cargo install --root`), skipped when present. trunk runs offline
+#   and takes wasm-bindgen from PATH. wasm-bindgen-test-runner runs
 #   web/tests/core_numerics.rs under node (Debian's nodejs, also used by the e2e test).
 # - apt (Debian 12): installs chromium + chromium-driver when /usr/bin/chromium is absent,
 #   and fonts-nanum when no Korean font is installed (the lesson's Korean steps).
@@ -29,13 +30,9 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 WASM_TARGET_DIR=${PRH_WASM_TARGET_DIR:-$CARGO_TARGET_DIR-wasm}
 TOOLS=${PRH_TOOLS:-/opt/prh-tools}
 WASM_BINDGEN_VERSION=0.2.130
-PROFILE=${PRH_WASM_PROFILE:-dev}   # dev: deps at opt-level 2 (workspace Cargo.toml)
-PROFILE_DIR=$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")
-# faer's eigen/SVD kernels are generic, so they are compiled inside prh-core (and the
-# spectral lab's code in prh-web): at the workspace's dev opt-level 1 an alpha change at
-# 400 observations took ~220 ms in the page; opt-level 3 for these two crates only keeps
-# the build incremental (docs/benchmarks.md, Browser).
-WASM_OPT=(--config 'profile.dev.package.prh-core.opt-level=3' --config 'profile.dev.package.prh-web.opt-level=3')
+# trunk 0.21.14 builds on the pinned stable 1.95.0 (0.22.1 needs rustc >= 1.96.1);
+# docs/web.md says what differs.
+TRUNK_VERSION=0.21.14
 
 step() { echo "--- [web $(date -u +%H:%M:%S)] $*"; }
 
@@ -63,47 +60,27 @@ if ! [ -x "$WB" ] || [ "$("$WB" --version)" != "wasm-bindgen $WASM_BINDGEN_VERSI
 fi
 "$WB" --version
 
+step "trunk $TRUNK_VERSION in $TOOLS (the README's install line, outside the clone)"
+TRUNK="$TOOLS/bin/trunk"
+if ! [ -x "$TRUNK" ] || [ "$("$TRUNK" --version)" != "trunk $TRUNK_VERSION" ]; then
+  cargo install trunk --version "$TRUNK_VERSION" --locked --root "$TOOLS"
+fi
+"$TRUNK" --version
+
 step "prh-native (reference numbers for the e2e test)"
 NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
 [ -x "$NATIVE" ] || cargo build -p prh-native
 ls -l "$NATIVE"
 
-step "prh-web for wasm32 (profile $PROFILE, target dir $WASM_TARGET_DIR)"
-CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo build "${WASM_OPT[@]}" -p prh-web --target wasm32-unknown-unknown --profile "$PROFILE"
-WASM="$WASM_TARGET_DIR/wasm32-unknown-unknown/$PROFILE_DIR/prh-web.wasm"
+step "dist/: trunk build, as a user runs it (index.html, Trunk.toml; profile web-dev)"
+# trunk finds wasm-bindgen $WASM_BINDGEN_VERSION on PATH (Trunk.toml pins it, offline).
+rm -rf dist
+PATH="$TOOLS/bin:$PATH" CARGO_TARGET_DIR="$WASM_TARGET_DIR" "$TRUNK" build
+ls -l dist
 
 step "wasm-bindgen-test: core numerics in wasm32 equal the native reference values"
 CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$TOOLS/bin/wasm-bindgen-test-runner" \
-  cargo test "${WASM_OPT[@]}" -p prh-web --target wasm32-unknown-unknown --test core_numerics
-
-step "dist/: wasm-bindgen + the page trunk would write"
-rm -rf dist
-mkdir -p dist
-"$WB" --target web --no-typescript --out-dir dist --out-name prh-web "$WASM"
-cp web/style.css dist/style.css
-# The alignment lab's metrics worker imports prh-web.js (web/src/labs/alignment/worker.rs).
-cp web/metrics-worker.js dist/metrics-worker.js
-# The live lab's training worker imports prh-web.js too (web/src/labs/live/worker.rs).
-cp web/train-worker.js dist/train-worker.js
-cp -r web/assets dist/assets
-cat > dist/index.html <<'HTML'
-<!DOCTYPE html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>prh playground</title>
-    <link rel="icon" href="data:," />
-    <link rel="stylesheet" href="./style.css" />
-    <script type="module">
-      import init from "./prh-web.js";
-      init({ module_or_path: "./prh-web_bg.wasm" });
-    </script>
-  </head>
-  <body></body>
-</html>
-HTML
-ls -l dist
+  cargo test --profile web-dev -p prh-web --target wasm32-unknown-unknown --test core_numerics
 
 step "end-to-end test in headless chromium"
 (cd tests/web && npm ci --no-audit --no-fund)

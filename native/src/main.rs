@@ -48,6 +48,9 @@ enum Command {
     Translate(cmd::translate::Args),
     /// Embed texts with a trained run's checkpoint into an .npy file.
     Embed(cmd::embed::Args),
+    /// Every hidden state of a pretrained Hugging Face encoder, pooled, into an .npy file
+    /// [N, L + 1, H] (the input of the layer search in `metrics`).
+    Features(cmd::pretrained::FeaturesArgs),
     /// Export a trained encoder as the web app's safetensors bundle.
     Export(cmd::export::Args),
     /// SIGReg (LeJEPA's Gaussianity statistic) of an embedding file: collapse diagnosis.
@@ -83,6 +86,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Caption(args) => cmd::caption::run(args),
         Command::Translate(args) => cmd::translate::run(args),
         Command::Embed(args) => cmd::embed::run(args),
+        Command::Features(args) => cmd::pretrained::features(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Sigreg(args) => cmd::sigreg::run(args),
         Command::PairSpectrum(args) => cmd::pair_spectrum::run(args),

@@ -90,6 +90,29 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
     std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
+/// Writes `[N, D]` embeddings to `out`: the TensorFlow Embedding Projector's pair when the
+/// name ends in `.tsv` (the vectors there, one label per row in the metadata file beside
+/// it, see `tsv::metadata_path`), else a float32 `.npy`.
+///
+/// # Shapes
+/// `values [N * d]` row-major, `labels [N]`.
+pub fn write_embeddings(out: &Path, d: usize, values: &[f32], labels: &[String]) -> Result<()> {
+    use prh_core::formats::{features, tsv};
+    if out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("tsv"))
+    {
+        let meta = tsv::metadata_path(out);
+        write_file(out, tsv::vectors_text(d, values))?;
+        write_file(&meta, tsv::metadata_text(labels))?;
+        println!("labels -> {}", meta.display());
+        Ok(())
+    } else {
+        features::write_npy(out, &[values.len() / d.max(1), d], values)
+            .with_context(|| format!("writing {}", out.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

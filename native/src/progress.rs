@@ -82,10 +82,21 @@ impl Progress {
 
     /// Step `step` of the run is done, at loss `loss`.
     pub fn update(&mut self, step: usize, loss: f64) {
+        self.report(step, Some(loss));
+    }
+
+    /// `done` of the `total` items of a job without a loss (inputs embedded, rows
+    /// compared, benchmark cases run).
+    pub fn count(&mut self, done: usize) {
+        self.report(done, None);
+    }
+
+    fn report(&mut self, step: usize, loss: Option<f64>) {
         let step = step as u64;
+        let loss_text = loss.map_or(String::new(), |l| format!(" loss {l:.4}"));
         if let Some(bar) = &self.bar {
             bar.set_position(step);
-            bar.set_message(format!("loss {loss:.4}"));
+            bar.set_message(loss_text.trim().to_string());
         }
         if let Some((every, last)) = &mut self.lines {
             let now = Instant::now();
@@ -104,8 +115,10 @@ impl Progress {
                 } else {
                     String::new()
                 };
+                let unit = if loss.is_some() { "step" } else { "done" };
+                let per = if loss.is_some() { "steps/s" } else { "/s" };
                 eprintln!(
-                    "[{}] step {step}/{} loss {loss:.4}, {rate:.2} steps/s{samples}, eta {eta}",
+                    "[{}] {unit} {step}/{}{loss_text}, {rate:.2} {per}{samples}, eta {eta}",
                     self.label, self.total
                 );
             }

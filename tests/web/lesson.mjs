@@ -359,8 +359,15 @@ export async function liveLab(t) {
   }
   check(reached !== null, `live: good views on the small world reach CKA >= 0.9 to F for both encoders (step ${reached?.step}, ${reached?.seconds.toFixed(1)} s in this browser; the issue's target: within 60 s)${(await error()) ? ": " + (await error()) : ""}`);
   await page.click("#live-pause");
-  await sleep(1200);
-  const held = Number((await status()).step);
+  // The piece in flight when pause is pressed still finishes (one piece: 25 steps, longer
+  // on a loaded machine): wait until the step settles, then it must hold.
+  let held = Number((await status()).step);
+  for (let i = 0; i < 30; i++) {
+    await sleep(1000);
+    const now = Number((await status()).step);
+    if (now === held) break;
+    held = now;
+  }
   await sleep(1500);
   const still = Number((await status()).step);
   const paused = (await status()).finished === "true" || held === still;

@@ -30,6 +30,40 @@ pub struct Args {
     /// Which checkpoint: best (falls back to latest) or latest.
     #[arg(long, default_value = "best")]
     pub checkpoint: String,
+    /// Also write the run's held-out embeddings (RUN/embeddings.npy, labelled by
+    /// RUN/embeddings_ids.txt) as the TensorFlow Embedding Projector's pair: vectors in this
+    /// .tsv file, labels in the metadata .tsv beside it.
+    #[arg(long)]
+    pub tsv: Option<PathBuf>,
+}
+
+/// `--tsv`: the run's `embeddings.npy` and `embeddings_ids.txt` as the Projector's pair.
+fn export_tsv(run: &std::path::Path, out: &std::path::Path) -> Result<()> {
+    use anyhow::{Context, bail};
+    let z = prh_core::formats::features::load(&run.join("embeddings.npy"), None)?;
+    if z.layers != 1 {
+        bail!(
+            "{}: [N, L, D] with L = {}: expected [N, D]",
+            z.source,
+            z.layers
+        );
+    }
+    let ids_path = run.join("embeddings_ids.txt");
+    let ids = std::fs::read_to_string(&ids_path)
+        .with_context(|| format!("reading {}", ids_path.display()))?;
+    let labels: Vec<String> = ids.lines().map(String::from).collect();
+    if labels.len() != z.n {
+        bail!(
+            "{}: {} labels for {} rows of embeddings.npy: expected one id per row",
+            ids_path.display(),
+            labels.len(),
+            z.n
+        );
+    }
+    let values: Vec<f32> = z.data.iter().map(|&x| x as f32).collect();
+    crate::output::write_embeddings(out, z.d, &values, &labels)?;
+    println!("wrote {} [{}, {}]", out.display(), z.n, z.d);
+    Ok(())
 }
 
 #[cfg(feature = "cpu")]
@@ -40,6 +74,18 @@ pub fn run(args: Args) -> Result<()> {
             "--checkpoint: expected best or latest, got `{}`",
             args.checkpoint
         );
+    }
+    if let Some(tsv) = &args.tsv {
+        if !tsv
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("tsv"))
+        {
+            bail!(
+                "--tsv {}: expected a file name ending in .tsv",
+                tsv.display()
+            );
+        }
+        export_tsv(&args.run, tsv)?;
     }
     let device = Default::default();
     let (spec, tok, ck) = load_text(&args.run, &args.checkpoint)?;

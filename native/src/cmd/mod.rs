@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod matching;
 pub mod metrics;
 pub mod pair_spectrum;
+pub mod pretrained;
 pub mod sigreg;
 pub mod spectral;
 pub mod train;

@@ -124,7 +124,10 @@ pub fn layer_rows<B: Backend>(
 ///
 /// # Shapes
 /// `x` `[n L, d]` -> `[n L, d]`.
-fn feed_forward_rows<B: Backend>(ff: &PositionWiseFeedForward<B>, x: Tensor<B, 2>) -> Tensor<B, 2> {
+pub(crate) fn feed_forward_rows<B: Backend>(
+    ff: &PositionWiseFeedForward<B>,
+    x: Tensor<B, 2>,
+) -> Tensor<B, 2> {
     let x = ff.linear_inner.forward(x);
     let x = match &ff.activation {
         Activation::Gelu(_) => crate::backend::gelu::gelu(x),
@@ -141,7 +144,7 @@ fn feed_forward_rows<B: Backend>(ff: &PositionWiseFeedForward<B>, x: Tensor<B, 2
 ///
 /// # Shapes
 /// `x` `[n L, d]` (n, L of `masks`) -> `[n L, d]`.
-fn attention_rows<B: Backend>(
+pub(crate) fn attention_rows<B: Backend>(
     layer: &TransformerEncoderLayer<B>,
     x: Tensor<B, 2>,
     masks: &RowMasks<B>,

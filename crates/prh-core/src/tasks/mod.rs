@@ -5,6 +5,7 @@
 
 pub mod bundle;
 pub mod decoder;
+pub mod pretrained;
 pub mod scene;
 pub mod text;
 

@@ -193,6 +193,31 @@ impl TextTokenizer {
         Ok(ids)
     }
 
+    /// The tokenizer as a published checkpoint uses it: no padding of its own (batches
+    /// are padded by the caller), and inputs longer than `max_len` tokens truncated by
+    /// the tokenizer's own truncation, which keeps room for the special tokens its
+    /// post-processor adds (`[CLS] ... [SEP]` for BERT).
+    pub fn for_pretrained(mut self, max_len: usize) -> Result<Self> {
+        self.inner.with_padding(None);
+        self.inner
+            .with_truncation(Some(tokenizers::TruncationParams {
+                max_length: max_len,
+                ..Default::default()
+            }))
+            .map_err(|e| tok_err("truncation", e))?;
+        Ok(self)
+    }
+
+    /// Token ids of `text` with the special tokens of the tokenizer's post-processor
+    /// (`[CLS] text [SEP]` for BERT), as HF's `tokenizer(text)["input_ids"]`.
+    pub fn encode_with_specials(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .inner
+            .encode(text, true)
+            .map_err(|e| tok_err("encode", e))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
     /// Text of `ids` (special tokens skipped).
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
         self.inner
