@@ -38,7 +38,9 @@
 // Screenshots of each lab go to $PRH_SCREENSHOTS (docs/screenshots).
 //
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
-// PRH_E2E_ONLY=correctness runs only part 8, PRH_E2E_ONLY=lesson only part 9.
+//  10. tests/web/pretrained.mjs: Hugging Face checkpoint folders picked in the checkpoint
+//      lab give the embeddings of prh-native embed --hf (BERT texts, ViT on PNG files).
+// PRH_E2E_ONLY=correctness runs only part 8, PRH_E2E_ONLY=lesson only part 9, =hf part 10.
 // Run: node tests/web/e2e.mjs   (after .ci/web.sh has built dist/)
 
 import puppeteer from "puppeteer-core";
@@ -48,6 +50,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as fixes from "./correctness.mjs";
 import * as classroom from "./lesson.mjs";
+import * as pretrained from "./pretrained.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = resolve(here, "../..");
@@ -626,7 +629,7 @@ async function main() {
     // graph editor) runs only that part (quicker while iterating).
     const only = process.env.PRH_E2E_ONLY;
     const all = !only;
-    const t = { page, url, dir, check, download, downloadBytes, native, nativeRun, npy, rng, safetensors, DIST, SHOTS };
+    const t = { page, url, dir, check, download, downloadBytes, native, nativeRun, npy, rng, safetensors, DIST, SHOTS, NATIVE };
     if (all || only === "lesson") {
       await classroom.graphEditor(t);
       await classroom.lesson(t);
@@ -636,6 +639,7 @@ async function main() {
     if (all) await spectral(page, url, dir);
     if (all) await alignment(page, url, dir);
     if (all) await checkpoint(page, url, dir);
+    if (all || only === "hf") await pretrained.hfFolders(t);
     if (all) await caption(page, url, dir);
     if (all || only === "correctness") await correctness(t);
     if (all) await webgpu(url, dir);

@@ -11,6 +11,7 @@ mod backends;
 mod class_vectors;
 mod compute;
 mod container;
+mod pretrained;
 mod results;
 
 use crate::widgets::files::{fetch_asset, picked_file};
@@ -164,6 +165,7 @@ pub fn CheckpointLab() -> impl IntoView {
     view! {
         <Controls st=st />
         <LoadedInfo st=st />
+        <PretrainedCard st=st />
         <div class="grid">
             <div class="card">
                 <h2>"Texts (one per line)"</h2>
@@ -218,6 +220,81 @@ fn Controls(st: State) -> impl IntoView {
                 {move || if busy.get() { "embedding…" } else { "Embed the texts" }}
             </button>
         </div>
+    }
+}
+
+/// A Hugging Face checkpoint folder: pick it (or its files), then embed the text box (a
+/// text encoder) or picked images (an image encoder) into the lab's neighbour card.
+#[component]
+fn PretrainedCard(st: State) -> impl IntoView {
+    let hf: Slot<pretrained::HfLoaded> = RwSignal::new(None);
+    // A folder picker: `webkitdirectory` is not an attribute the view macro knows.
+    let folder_input = NodeRef::<leptos::html::Input>::new();
+    Effect::new(move |_| {
+        if let Some(i) = folder_input.get() {
+            let _ = i.set_attribute("webkitdirectory", "");
+        }
+    });
+    let images: RwSignal<Vec<(String, Vec<u8>)>> = RwSignal::new(Vec::new());
+    let on_folder = move |ev: web_sys::Event| {
+        let Some(list) = crate::widgets::controls::input_of(&ev).and_then(|i| i.files()) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let loaded = pretrained::read_files(list)
+                .await
+                .and_then(|f| pretrained::load(&f));
+            // Embeddings of the previous encoder belong to no input of this one.
+            st.result.set(None);
+            st.loads.update(|n| *n += 1);
+            hf.set(Some(loaded));
+        });
+    };
+    let on_images = move |ev: web_sys::Event| {
+        let Some(list) = crate::widgets::controls::input_of(&ev).and_then(|i| i.files()) else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let mut picked = Vec::new();
+            for i in 0..list.length() {
+                if let Some(f) = list.get(i)
+                    && let Ok(b) = crate::widgets::files::file_bytes(&f).await
+                {
+                    picked.push((f.name(), b));
+                }
+            }
+            picked.sort_by(|a, b| a.0.cmp(&b.0));
+            images.set(picked);
+        });
+    };
+    let embed = move |_| {
+        let Some(Ok(m)) = hf.get_untracked() else {
+            return;
+        };
+        st.loads.update(|n| *n += 1);
+        let load_no = st.loads.get_untracked();
+        let r = pretrained::embed(&m, &st.text.get_untracked(), &images.get_untracked());
+        st.cleared.set(None);
+        st.result.set(Some(r.map(|mut e| {
+            e.bundle_load = load_no;
+            Arc::new(e)
+        })));
+    };
+    let info = move || {
+        match hf.get() {
+        Some(Ok(m)) => view! { <p class="status" id="hf-info">{format!("loaded {}: {}", m.name, m.describe)}</p> }.into_any(),
+        Some(Err(e)) => view! { <pre class="error" id="error-hf">{e}</pre> }.into_any(),
+        None => view! { <p class="status">"A Hugging Face checkpoint folder as published (BERT, MiniLM and sentence-transformers folders; ViT, DINOv2): the same loader as prh-native embed --hf, on the CPU backend."</p> }.into_any(),
+    }
+    };
+    view! {
+        <div class="controls" id="hf-controls">
+            <label>"Hugging Face folder "<input type="file" id="hf-folder" node_ref=folder_input on:change=on_folder /></label>
+            <label>"or its files "<input type="file" id="hf-files" multiple=true on:change=on_folder /></label>
+            <label>"images (image encoders) "<input type="file" id="hf-images" multiple=true accept=".png,.jpg,.jpeg" on:change=on_images /></label>
+            <button id="hf-embed" on:click=embed disabled=move || !matches!(hf.get(), Some(Ok(_)))>"Embed with the checkpoint"</button>
+        </div>
+        {info}
     }
 }
 
