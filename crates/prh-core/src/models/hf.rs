@@ -379,9 +379,10 @@ impl<B: Backend> HfVit<B> {
             dev,
         );
         let position = t.take("embeddings.position_embeddings", &[1, 1 + grid, h])?;
-        let (names, norm_first) = match c.kind {
-            VitKind::Vit => (&VIT_LAYER, true),
-            VitKind::Dinov2 => (&DINOV2_LAYER, true),
+        // Both layouts are pre-LN; only the tensor names differ.
+        let names = match c.kind {
+            VitKind::Vit => &VIT_LAYER,
+            VitKind::Dinov2 => &DINOV2_LAYER,
         };
         let spec = StackSpec {
             h,
@@ -390,7 +391,7 @@ impl<B: Backend> HfVit<B> {
             layers: c.num_layers,
             eps: c.layer_norm_eps,
             act: c.act,
-            norm_first,
+            norm_first: true,
             qkv_bias: c.qkv_bias,
         };
         let encoder = encoder_stack(&mut t, &spec, names, dev)?;

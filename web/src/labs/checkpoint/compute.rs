@@ -170,7 +170,7 @@ async fn on_gpu(
 }
 
 /// The non-empty lines of a text box, trimmed: the texts to embed.
-fn texts_of(text: &str) -> Vec<String> {
+pub(super) fn texts_of(text: &str) -> Vec<String> {
     text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())

@@ -80,12 +80,7 @@ pub fn load(files: &PretrainedFiles) -> Result<Arc<HfLoaded>, String> {
 /// Embeds texts (a text encoder) or images (`images`: name and bytes) into the lab's
 /// result; `source_text` is the text box as it was.
 pub fn embed(hf: &HfLoaded, texts: &str, images: &[(String, Vec<u8>)]) -> Result<Embedded, String> {
-    let lines: Vec<String> = texts
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(String::from)
-        .collect();
+    let lines = super::compute::texts_of(texts);
     let (labels, inputs): (Vec<String>, Vec<Input>) = if hf.model.is_text() {
         (
             lines.clone(),
