@@ -663,3 +663,50 @@ fn pair_spectrum_recovers_planted_pair_correlations() {
     let (ok, _, err) = run(&["pair-spectrum", &pa, &short]);
     assert!(!ok && err.contains("short.npy"), "{err}");
 }
+
+/// Issue 22.2: a long `metrics` or `match` run reports each phase on stderr (here, off a
+/// terminal, as status lines; `PRH_PROGRESS_DELAY=0` shows even this small run, which by
+/// default stays silent), `--json` on stdout stays one clean object, and `--quiet`
+/// prints no progress.
+#[test]
+fn metrics_and_match_report_progress_on_stderr_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = noise(120, 8, 51);
+    let b = &(&a * rotation(8, 52)) + &(&noise(120, 8, 53) * 0.1);
+    let (pa, pb) = (save(dir.path(), "a.npy", &a), save(dir.path(), "b.npy", &b));
+    let go = |args: &[&str], env: &[(&str, &str)]| {
+        let out = bin().args(args).envs(env.iter().copied()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        serde_json::from_str::<Value>(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let shown = [("PRH_PROGRESS_DELAY", "0"), ("PRH_PROGRESS_SECS", "0")];
+    let err = go(&["metrics", &pa, &pb, "--json", "--null", "5"], &shown);
+    for want in [
+        "[metrics svd] done 2/2",
+        "[metrics kernels] done 120/120",
+        "[metrics null] done 5/5",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in {err}");
+    }
+    assert!(
+        err.lines()
+            .all(|l| !l.starts_with('[') || l.contains("/s, eta ")),
+        "{err}"
+    );
+    let err = go(&["match", &pa, &pb, "--json", "--restarts", "2"], &shown);
+    assert!(err.contains("[match starts] done 4/4"), "{err}");
+    // Default delay: a run this short shows nothing; --quiet never does.
+    let err = go(&["metrics", &pa, &pb, "--json", "--null", "5"], &[]);
+    assert!(!err.contains("] done "), "{err}");
+    let err = go(
+        &["--quiet", "metrics", &pa, &pb, "--json", "--null", "5"],
+        &shown,
+    );
+    assert!(!err.contains("] done "), "{err}");
+}

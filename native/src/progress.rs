@@ -22,6 +22,16 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
+/// Prints a line on stderr above the bars (a line printed past indicatif would be
+/// overdrawn by the next frame), or plainly when no bar is drawn.
+pub fn note(line: &str) {
+    if !QUIET.load(Ordering::Relaxed) && std::io::stderr().is_terminal() {
+        bars().println(line).ok();
+    } else {
+        eprintln!("{line}");
+    }
+}
+
 /// Seconds between status lines when stderr is not a terminal: `PRH_PROGRESS_SECS`
 /// (0 prints every update), default 10.
 fn interval() -> Duration {
@@ -39,6 +49,30 @@ fn clock(secs: f64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
+/// Seconds a [`Progress::deferred`] job runs before it shows anything:
+/// `PRH_PROGRESS_DELAY`, default 2 (short jobs stay silent).
+fn delay() -> Duration {
+    let secs = std::env::var("PRH_PROGRESS_DELAY")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(2.0);
+    Duration::from_secs_f64(secs)
+}
+
+/// How progress is shown: a bar on a terminal, status lines elsewhere, nothing under
+/// `--quiet`.
+enum Shown {
+    Nothing,
+    /// The bar, drawn from the first report after the delay.
+    Bar(Option<ProgressBar>),
+    /// Status lines at `every`, the last one at the given instant.
+    Lines {
+        every: Duration,
+        last: Option<Instant>,
+    },
+}
+
 /// Progress of one run of `total` steps.
 pub struct Progress {
     label: String,
@@ -48,35 +82,69 @@ pub struct Progress {
     /// Samples per step, for the samples/s figure (0: not shown).
     samples_per_step: f64,
     start: Instant,
-    bar: Option<ProgressBar>,
-    lines: Option<(Duration, Option<Instant>)>,
+    /// Nothing is shown before this much time has passed.
+    delay: Duration,
+    shown: Shown,
 }
 
 impl Progress {
-    /// A bar on a terminal, status lines elsewhere, nothing under `--quiet`.
+    /// A bar on a terminal, status lines elsewhere, nothing under `--quiet`; shown from
+    /// the start (training runs, where the first line confirms the run began).
     pub fn new(label: &str, total: usize, first: usize, samples_per_step: usize) -> Self {
-        let quiet = QUIET.load(Ordering::Relaxed);
-        let tty = std::io::stderr().is_terminal();
-        let bar = (!quiet && tty).then(|| {
-            let bar = bars().add(ProgressBar::new(total as u64));
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar.set_prefix(label.to_string());
-            bar.set_position(first as u64);
-            bar
-        });
-        Progress {
+        Self::after(label, total, first, samples_per_step, Duration::ZERO)
+    }
+
+    /// As [`Progress::new`] for a job that may be short (a metrics report, a matching):
+    /// nothing is shown unless it is still running after `PRH_PROGRESS_DELAY` seconds.
+    pub fn deferred(label: &str, total: usize) -> Self {
+        Self::after(label, total, 0, 0, delay())
+    }
+
+    fn after(
+        label: &str,
+        total: usize,
+        first: usize,
+        samples_per_step: usize,
+        delay: Duration,
+    ) -> Self {
+        let shown = if QUIET.load(Ordering::Relaxed) {
+            Shown::Nothing
+        } else if std::io::stderr().is_terminal() {
+            Shown::Bar(None)
+        } else {
+            Shown::Lines {
+                every: interval(),
+                last: None,
+            }
+        };
+        let mut progress = Progress {
             label: label.to_string(),
             total: total as u64,
             first: first as u64,
             samples_per_step: samples_per_step as f64,
             start: Instant::now(),
-            bar,
-            lines: (!quiet && !tty).then(|| (interval(), None)),
+            delay,
+            shown,
+        };
+        if delay.is_zero() {
+            progress.draw_bar(first as u64);
+        }
+        progress
+    }
+
+    /// Puts the bar on screen (once), at `pos`.
+    fn draw_bar(&mut self, pos: u64) {
+        if let Shown::Bar(bar @ None) = &mut self.shown {
+            let b = bars().add(ProgressBar::new(self.total));
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{prefix:>12} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_prefix(self.label.clone());
+            b.set_position(pos);
+            *bar = Some(b);
         }
     }
 
@@ -93,42 +161,88 @@ impl Progress {
 
     fn report(&mut self, step: usize, loss: Option<f64>) {
         let step = step as u64;
-        let loss_text = loss.map_or(String::new(), |l| format!(" loss {l:.4}"));
-        if let Some(bar) = &self.bar {
-            bar.set_position(step);
-            bar.set_message(loss_text.trim().to_string());
+        // A deferred job that is over (or not yet due) shows nothing.
+        if self.start.elapsed() < self.delay {
+            return;
         }
-        if let Some((every, last)) = &mut self.lines {
-            let now = Instant::now();
-            let due = last.is_none_or(|t| now.duration_since(t) >= *every);
-            if due || step >= self.total {
-                *last = Some(now);
-                let secs = self.start.elapsed().as_secs_f64().max(1e-9);
-                let rate = step.saturating_sub(self.first) as f64 / secs;
-                let eta = if rate > 0.0 {
-                    clock(self.total.saturating_sub(step) as f64 / rate)
-                } else {
-                    "?".into()
-                };
-                let samples = if self.samples_per_step > 0.0 {
-                    format!(", {:.0} samples/s", rate * self.samples_per_step)
-                } else {
-                    String::new()
-                };
-                let unit = if loss.is_some() { "step" } else { "done" };
-                let per = if loss.is_some() { "steps/s" } else { "/s" };
-                eprintln!(
-                    "[{}] {unit} {step}/{}{loss_text}, {rate:.2} {per}{samples}, eta {eta}",
-                    self.label, self.total
-                );
+        let loss_text = loss.map_or(String::new(), |l| format!(" loss {l:.4}"));
+        self.draw_bar(step);
+        match &mut self.shown {
+            Shown::Nothing => {}
+            Shown::Bar(bar) => {
+                if let Some(bar) = bar {
+                    bar.set_position(step);
+                    bar.set_message(loss_text.trim().to_string());
+                }
+            }
+            Shown::Lines { every, last } => {
+                let now = Instant::now();
+                let due = last.is_none_or(|t| now.duration_since(t) >= *every);
+                if due || step >= self.total {
+                    *last = Some(now);
+                    let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+                    let rate = step.saturating_sub(self.first) as f64 / secs;
+                    let eta = if rate > 0.0 {
+                        clock(self.total.saturating_sub(step) as f64 / rate)
+                    } else {
+                        "?".into()
+                    };
+                    let samples = if self.samples_per_step > 0.0 {
+                        format!(", {:.0} samples/s", rate * self.samples_per_step)
+                    } else {
+                        String::new()
+                    };
+                    let unit = if loss.is_some() { "step" } else { "done" };
+                    let per = if loss.is_some() { "steps/s" } else { "/s" };
+                    eprintln!(
+                        "[{}] {unit} {step}/{}{loss_text}, {rate:.2} {per}{samples}, eta {eta}",
+                        self.label, self.total
+                    );
+                }
             }
         }
     }
 
     /// The run is over (the bar stays on screen as a record).
     pub fn finish(&self) {
-        if let Some(bar) = &self.bar {
+        if let Shown::Bar(Some(bar)) = &self.shown {
             bar.finish();
+        }
+    }
+}
+
+/// Progress of a job in phases ([`prh_core::progress::Tick`]s from the core): one
+/// deferred [`Progress`] per phase, labelled `"{label} {phase}"`, the previous one
+/// finished when the next phase starts.
+pub struct Phases {
+    label: String,
+    current: Option<(&'static str, Progress)>,
+}
+
+impl Phases {
+    pub fn new(label: &str) -> Self {
+        Phases {
+            label: label.to_string(),
+            current: None,
+        }
+    }
+
+    /// One tick of the core's job.
+    pub fn tick(&mut self, t: prh_core::progress::Tick) {
+        if self.current.as_ref().is_none_or(|(p, _)| *p != t.phase) {
+            self.finish();
+            let name = format!("{} {}", self.label, t.phase);
+            self.current = Some((t.phase, Progress::deferred(&name, t.total)));
+        }
+        if let Some((_, progress)) = &mut self.current {
+            progress.count(t.done);
+        }
+    }
+
+    /// The job is over.
+    pub fn finish(&mut self) {
+        if let Some((_, progress)) = self.current.take() {
+            progress.finish();
         }
     }
 }

@@ -14,11 +14,20 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The workspace root (this package is its `tests/` folder).
+/// The workspace root (this package is its `tests/` folder). Read from the
+/// `CARGO_MANIFEST_DIR` cargo sets when it runs the tests, not the one baked in at compile
+/// time: checkouts that share one target folder (CI's cache) share compiled test crates,
+/// and a baked-in path may name another checkout, since deleted.
 pub fn repo_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent folder")
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+        manifest
+            .parent()
+            .expect("tests/ has a parent folder")
+            .to_path_buf()
+    })
 }
 
 /// The shipped training configs (`configs/`).

@@ -21,10 +21,11 @@
 //! | [`experiments`] [5-7] | the demo and the experiments on real data |
 //!
 //! Loose files every wing may use: [`error`] (one error type), [`rng`] (seeded streams),
-//! [`config`] (TOML parsing with `--set` overrides).
+//! [`config`] (TOML parsing with `--set` overrides), [`progress`] (ticks of long work).
 
 pub mod config;
 pub mod error;
+pub mod progress;
 pub mod rng;
 
 pub mod linalg;

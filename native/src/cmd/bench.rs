@@ -11,6 +11,7 @@
 //! `--release`, or `--config 'profile.dev.package.prh-core.opt-level=3'` (measured here:
 //! faer/numpy 2.2x at n = 2000 with opt-level 1, 1.7x with 3).
 
+use crate::progress::{Progress, note};
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use prh_core::linalg::sym_eigen;
@@ -151,6 +152,8 @@ fn eigen(args: EigenArgs) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut rows = Vec::new();
     let mut files = Vec::new();
+    // One unit per size on prh's side, and one for the numpy reference run over all.
+    let mut progress = Progress::new("bench eigen", args.sizes.len() + 1, 0, 0);
     for &n in &args.sizes {
         // The kernel of a random sparse-ish positive-pair graph: the matrix `spectral` decomposes.
         let k = Kernel::new(random_pi(n, 0.05, args.seed + n as u64).as_ref())?.k;
@@ -158,6 +161,7 @@ fn eigen(args: EigenArgs) -> Result<()> {
         super::spectral::write_npy(&path, &k)?;
         rows.push(time_faer(&args, n, &k)?);
         files.push(path);
+        progress.count(rows.len());
     }
     let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
     let out = reference_command(&args.python, &args.script, numpy_threads)
@@ -175,6 +179,8 @@ fn eigen(args: EigenArgs) -> Result<()> {
         .output()
         .with_context(|| format!("running {} {}", args.python, args.script.display()))?;
     std::fs::remove_dir_all(&dir).ok();
+    progress.count(args.sizes.len() + 1);
+    progress.finish();
     if !out.status.success() {
         bail!(
             "numpy reference failed: {}",
@@ -204,7 +210,7 @@ fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result
         values = sym_eigen(k.as_ref())?.values;
         times.push(t0.elapsed().as_secs_f64());
     }
-    eprintln!("faer n = {n}: {:.4} s", median(times.clone()));
+    note(&format!("faer n = {n}: {:.4} s", median(times.clone())));
     let top = if args.top > 0 {
         let params = TopEigenParams {
             tol: args.top_tol,
@@ -217,11 +223,11 @@ fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result
             found = sym_eigen_top(k.as_ref(), args.top, params)?;
             times.push(t0.elapsed().as_secs_f64());
         }
-        eprintln!(
+        note(&format!(
             "block Lanczos n = {n}, top {}: {:.4} s",
             args.top,
             median(times.clone())
-        );
+        ));
         Some((median(times), found))
     } else {
         None

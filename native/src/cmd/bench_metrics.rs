@@ -7,6 +7,7 @@
 //! $ cargo run --release -p prh-native -- bench metrics --repeats 3
 //! ```
 
+use crate::progress::{Progress, note};
 use anyhow::{Context, Result, bail};
 use prh_core::formats::features::{Features, write_npy};
 use prh_core::linalg::procrustes;
@@ -184,6 +185,8 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
         "unbiased_cka",
         "cknna",
     ];
+    let cases = args.dims.len() + usize::from(args.procrustes_n > 0);
+    let mut progress = Progress::new("bench metrics", cases, 0, 0);
     for &d in &args.dims {
         let (a, b) = pair(args.n, d, d as u64);
         let (pa, pb) = (dir.join(format!("a{d}.npy")), dir.join(format!("b{d}.npy")));
@@ -193,7 +196,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
         let fb = Features::new("b", args.n, 1, d, b.iter().map(|&x| f64::from(x)).collect())?;
         let opts = MetricOptions::default();
         let (t, report) = time_it(args.repeats, || Ok(measure(&fa, &fb, &opts)?))?;
-        eprintln!("prh metrics N = {} D = {d}: {t:.3} s", args.n);
+        note(&format!("prh metrics N = {} D = {d}: {t:.3} s", args.n));
         let np = numpy(args, "metrics", &pa, &pb)?;
         version = format!(
             "{}, BLAS {}",
@@ -218,6 +221,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
             diff,
         });
+        progress.count(rows.len());
     }
     if args.procrustes_n > 0 {
         let (n, d) = (args.procrustes_n, args.procrustes_d);
@@ -231,7 +235,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
         let (t, fit) = time_it(args.repeats, || {
             Ok(procrustes::fit(ma.as_ref(), mb.as_ref())?)
         })?;
-        eprintln!("prh procrustes N = {n} D = {d}: {t:.3} s");
+        note(&format!("prh procrustes N = {n} D = {d}: {t:.3} s"));
         let np = numpy(args, "procrustes", &pa, &pb)?;
         let theirs = np["values"]["relative_residual"]
             .as_f64()
@@ -243,6 +247,8 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
             diff: (fit.relative_residual - theirs).abs(),
         });
+        progress.count(rows.len());
     }
+    progress.finish();
     Ok((rows, version))
 }

@@ -27,6 +27,7 @@
 //! once (`--replicas`, each on its own thread).
 
 use crate::backend::Devices;
+use crate::progress::{Progress, note};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::tasks::text::TrainConfig;
@@ -317,14 +318,16 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, devices: Devices<B>) -> Res
         None,
     );
     let mut rows: Vec<Row> = Vec::new();
-    for size in &args.sizes {
+    let mut progress = Progress::new("bench train", args.sizes.len(), 0, 0);
+    for (done, size) in args.sizes.iter().enumerate() {
         let (times, task) = prh_steps::<B>(size, &args, devices)?;
         let ours = median(times.clone());
-        eprintln!(
+        note(&format!(
             "prh {size}: median {:.2} ms; steps {times:.3?} s",
             ours * 1e3
-        );
+        ));
         if args.prh_only {
+            progress.count(done + 1);
             continue;
         }
         let theirs = torch_steps(&args, &task, torch_peak.is_none() && args.peak_n > 0)?;
@@ -334,12 +337,14 @@ fn compare<B: AutodiffBackend>(args: TrainBenchArgs, devices: Devices<B>) -> Res
         let t_med = theirs["median_s"]
             .as_f64()
             .context("PyTorch reference: no median_s")?;
-        eprintln!("torch {size}: steps {} s", theirs["step_s"]);
+        note(&format!("torch {size}: steps {} s", theirs["step_s"]));
         let s = &task.spec;
         let tokens = 8 * args.batch * args.len;
         let flops = step_flops(s.d_model, s.layers, s.d_ff, args.len, tokens);
         rows.push((size.clone(), tokens, flops, ours, t_med, theirs));
+        progress.count(done + 1);
     }
+    progress.finish();
     print_table(&args, &rows, burn_peak, torch_peak);
     Ok(())
 }

@@ -17,6 +17,7 @@
 //! coordinate it stops in a local optimum (objective above `objective (truth)`).
 
 use super::inputs::{Inputs, LayerChoice};
+use crate::progress::Phases;
 use anyhow::{Context, Result};
 use prh_core::linalg::Matrix;
 use prh_core::measure::matching::{
@@ -68,7 +69,10 @@ pub fn run(args: Args) -> Result<()> {
         ..MatchOptions::default()
     };
     let start = Instant::now();
-    let m = match_points(xa.as_ref(), bs.as_ref(), &opts).context("pair-free matching")?;
+    let mut phases = Phases::new("match");
+    let m = match_points(xa.as_ref(), bs.as_ref(), &opts, &mut |t| phases.tick(t));
+    phases.finish();
+    let m = m.context("pair-free matching")?;
     let seconds = start.elapsed().as_secs_f64();
     let (ca, cb) = (&xa * xa.transpose(), &bs * bs.transpose());
     let objective_truth = qap_objective(ca.as_ref(), cb.as_ref(), &truth);

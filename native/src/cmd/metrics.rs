@@ -23,11 +23,12 @@
 //! ```
 
 use super::inputs::Inputs;
+use crate::progress::Phases;
 use anyhow::{Context, Result, bail};
 use prh_core::experiments::report::{ScalingSeries, svg_log_x};
 use prh_core::formats::features::Features;
 use prh_core::measure::gallery::gallery_curve;
-use prh_core::measure::metrics::{AlignmentReport, MetricOptions, measure};
+use prh_core::measure::metrics::{AlignmentReport, MetricOptions, measure_reporting};
 use prh_core::measure::preprocess::Preprocess;
 use std::path::PathBuf;
 
@@ -87,7 +88,10 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(sizes) = &args.gallery_curve {
         return curve(&args, &a, &b, sizes, &opts);
     }
-    let r = measure(&a, &b, &opts).with_context(|| {
+    let mut phases = Phases::new("metrics");
+    let r = measure_reporting(&a, &b, &opts, &mut |t| phases.tick(t));
+    phases.finish();
+    let r = r.with_context(|| {
         format!(
             "measuring {} against {}",
             args.inputs.a.display(),
@@ -259,7 +263,10 @@ fn curve(
     sizes: &[usize],
     opts: &MetricOptions,
 ) -> Result<()> {
-    let points = gallery_curve(a, b, sizes, opts).with_context(|| {
+    let mut phases = Phases::new("gallery");
+    let points = gallery_curve(a, b, sizes, opts, &mut |t| phases.tick(t));
+    phases.finish();
+    let points = points.with_context(|| {
         format!(
             "--gallery-curve on {} and {}",
             args.inputs.a.display(),

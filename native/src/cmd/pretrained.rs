@@ -16,7 +16,7 @@ use prh_core::tasks::pretrained::{Input, Pooling, Pretrained, PretrainedFiles};
 use std::path::{Path, PathBuf};
 
 use crate::backend::{Devices, OnTrainBackend, on_train_backend};
-use crate::progress::Progress;
+use crate::progress::Phases;
 
 /// Where the inputs of a pretrained encoder come from.
 pub struct Sources<'a> {
@@ -123,14 +123,14 @@ fn run_on<B: Backend>(job: &Job, device: B::Device) -> Result<()> {
             .map(|(l, b)| Input::Image(l, b))
             .collect()
     };
-    let mut progress = Progress::new("embed", inputs.len(), 0, 0);
-    let mut tick = |done: usize| progress.count(done);
+    let mut phases = Phases::new("embed");
+    let mut tick = |t| phases.tick(t);
     let z = if job.all_states {
         model.features(&inputs, job.batch, &mut tick)?
     } else {
         model.embed(&inputs, job.batch, &mut tick)?
     };
-    progress.finish();
+    phases.finish();
     let shape: Vec<usize> = if job.all_states {
         vec![z.n, z.layers, z.d]
     } else {

@@ -174,7 +174,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
             let (mut ua, mut ub) = (a.clone(), b_hidden.clone());
             l2_normalize_rows(&mut ua);
             l2_normalize_rows(&mut ub);
-            let found = match_points(ua.as_ref(), ub.as_ref(), &opts)?;
+            let found = match_points(ua.as_ref(), ub.as_ref(), &opts, &mut |_| {})?;
             let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
             (rotation(a, &matched, seed)?, Some(right as f64 / n as f64))

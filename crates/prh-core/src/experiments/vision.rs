@@ -290,7 +290,7 @@ pub fn vision_alignment(
         seed: opts.seed,
         ..MatchOptions::default()
     };
-    let found = match_points(a.as_ref(), bs.as_ref(), &mo)?;
+    let found = match_points(a.as_ref(), bs.as_ref(), &mo, &mut |_| {})?;
     let top1 = accuracy(&found.perm, &truth);
     // Zero-shot top-5: a rotation from the matched pairs, then rank every class per text.
     let matched = Matrix::from_fn(m, bs.ncols(), |i, j| bs[(found.perm[i], j)]);

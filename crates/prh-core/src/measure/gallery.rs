@@ -7,6 +7,7 @@ use crate::formats::features::{Features, check_same_n};
 use crate::measure::calibration::{NullStats, shuffled_scores};
 use crate::measure::knn::{Knn, knn_from_features, mutual_knn};
 use crate::measure::metrics::MetricOptions;
+use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -31,6 +32,7 @@ pub struct GalleryPoint {
 /// Each subset is preprocessed on its own (clamp threshold, row norms) and scored as
 /// max_{i,j} mutual_knn(A_i, B_j) over layer pairs, with `opts.null_shuffles` shuffles
 /// of the null of that max. Memory O(m L D + m k) per subset; time O(m^2 D) each.
+/// Ticks phase `"subsets"` after each subset (smallest first).
 ///
 /// # Shapes
 /// `a [n, la, da]`, `b [n, lb, db]`, `sizes [s]` (each in k + 2 ..= n) -> `[s]` points
@@ -39,6 +41,7 @@ pub fn gallery_curve(
     b: &Features,
     sizes: &[usize],
     opts: &MetricOptions,
+    on_tick: OnTick<'_>,
 ) -> Result<Vec<GalleryPoint>> {
     check_same_n(a, b)?;
     let n = a.n;
@@ -58,10 +61,12 @@ pub fn gallery_curve(
     let mut sorted = sizes.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    sorted
-        .iter()
-        .map(|&m| point(a, b, &order[..m], opts))
-        .collect()
+    let mut points = Vec::with_capacity(sorted.len());
+    for &m in &sorted {
+        points.push(point(a, b, &order[..m], opts)?);
+        tick(on_tick, "subsets", points.len(), sorted.len());
+    }
+    Ok(points)
 }
 
 fn subset(f: &Features, rows: &[usize]) -> Result<Features> {
@@ -145,7 +150,7 @@ mod tests {
             null_shuffles: 20,
             ..MetricOptions::default()
         };
-        let curve = gallery_curve(&a, &b, &[120, 30, 60, 30], &opts).unwrap();
+        let curve = gallery_curve(&a, &b, &[120, 30, 60, 30], &opts, &mut |_| {}).unwrap();
         assert_eq!(
             curve.iter().map(|p| p.n).collect::<Vec<_>>(),
             vec![30, 60, 120]
@@ -165,7 +170,9 @@ mod tests {
         let direct = point(&a, &b, &order[..30], &opts).unwrap();
         assert_eq!(direct, curve[0]);
         for bad in [[6usize], [121]] {
-            let e = gallery_curve(&a, &b, &bad, &opts).unwrap_err().to_string();
+            let e = gallery_curve(&a, &b, &bad, &opts, &mut |_| {})
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("gallery size") && e.contains("7..=120"), "{e}");
         }
     }

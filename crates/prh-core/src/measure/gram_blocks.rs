@@ -17,6 +17,7 @@
 
 use crate::linalg::Matrix;
 use crate::measure::knn::{Knn, gram_block_into, rows_per_block, top_k_row};
+use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
 
 /// The sums of one symmetric kernel K that, with a cross sum against another kernel,
@@ -174,12 +175,18 @@ fn prep(x: &Matrix) -> Prep {
 }
 
 /// One pass over row blocks of the kernels of every layer of A and B (see the module
-/// docs). Layers are preprocessed `[n, d]` matrices; all share n.
+/// docs). Layers are preprocessed `[n, d]` matrices; all share n. Ticks phase
+/// `"kernels"` with the rows done after each block.
 ///
 /// # Shapes
 /// `a`: La x `[n, da]`, `b`: Lb x `[n, db]` -> per layer `Knn [n, k]` and sums `[n]`,
 /// per pair two scalars
-pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<KernelPass> {
+pub fn kernel_pass(
+    a: &[Matrix],
+    b: &[Matrix],
+    opts: &PassOptions,
+    on_tick: OnTick<'_>,
+) -> Result<KernelPass> {
     let layers: Vec<&Matrix> = a.iter().chain(b).collect();
     let n = layers.first().map_or(0, |x| x.nrows());
     if a.is_empty() || b.is_empty() || layers.iter().any(|x| x.nrows() != n) {
@@ -312,6 +319,7 @@ pub fn kernel_pass(a: &[Matrix], b: &[Matrix], opts: &PassOptions) -> Result<Ker
                 }
             }
         }
+        tick(on_tick, "kernels", i0 + rows, n);
     }
     let b_out = out.split_off(a.len());
     Ok(KernelPass {

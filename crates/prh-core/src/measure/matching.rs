@@ -19,6 +19,7 @@
 
 use crate::linalg::procrustes;
 use crate::linalg::{Matrix, sym_eigen};
+use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
 
 pub use crate::linalg::assignment::linear_assignment;
@@ -310,6 +311,8 @@ fn random_start(n: usize, rng: &mut ChaCha8Rng) -> Matrix {
 
 /// Finds σ with row i of `a` ↔ row σ(i) of `b` from the two geometries alone (see the
 /// module doc for the objective and solver). Rows should be preprocessed (unit norm).
+/// Ticks phase `"starts"` after each start is solved (GW, barycentre, then the random
+/// restarts).
 ///
 /// # Shapes
 /// `a [n, d]`, `b [n, e]` -> `perm [n]`
@@ -317,6 +320,7 @@ pub fn match_points(
     a: MatRef<'_, f64>,
     b: MatRef<'_, f64>,
     opts: &MatchOptions,
+    on_tick: OnTick<'_>,
 ) -> Result<MatchResult> {
     let n = a.nrows();
     if b.nrows() != n {
@@ -345,13 +349,15 @@ pub fn match_points(
         starts.push((format!("random-{r}"), random_start(n, &mut rng)));
     }
     let mut best: Option<(f64, Vec<usize>, String)> = None;
-    for (name, p0) in starts {
+    let total = starts.len();
+    for (done, (name, p0)) in starts.into_iter().enumerate() {
         let perm = faq(car, cbr, p0, opts.faq_iters)?;
         let perm = procrustes_refine(a, b, car, cbr, perm, opts.procrustes_rounds)?;
         let obj = qap_objective(car, cbr, &perm);
         if best.as_ref().is_none_or(|(o, _, _)| obj < *o) {
             best = Some((obj, perm, name));
         }
+        tick(on_tick, "starts", done + 1, total);
     }
     // Invariant: `starts` always holds the GW and barycentre starts, so `best` is set.
     let (_, mut perm, best_start) =
@@ -385,6 +391,7 @@ pub fn accuracy(perm: &[usize], truth: &[usize]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::Tick;
 
     /// B = (A R + noise)[π]: a planted permutation of a rotated, slightly noised copy.
     fn planted(n: usize, d: usize, noise: f64, seed: u64) -> (Matrix, Matrix, Vec<usize>) {
@@ -413,11 +420,25 @@ mod tests {
     #[test]
     fn recovers_a_planted_permutation() {
         let (a, b, truth) = planted(60, 8, 0.02, 11);
-        let m = match_points(a.as_ref(), b.as_ref(), &MatchOptions::default()).unwrap();
+        let mut ticks = Vec::new();
+        let m = match_points(a.as_ref(), b.as_ref(), &MatchOptions::default(), &mut |t| {
+            ticks.push(t)
+        })
+        .unwrap();
         assert_eq!(accuracy(&m.perm, &truth), 1.0, "start {}", m.best_start);
         let (ca, cb) = (&a * a.transpose(), &b * b.transpose());
         assert!((m.objective - qap_objective(ca.as_ref(), cb.as_ref(), &truth)).abs() < 1e-12);
         assert!(m.bound <= m.objective + 1e-12);
+        // One tick per start (GW, barycentre, the random restarts), counting up to all.
+        let starts = 2 + MatchOptions::default().restarts;
+        let want: Vec<_> = (1..=starts)
+            .map(|done| Tick {
+                phase: "starts",
+                done,
+                total: starts,
+            })
+            .collect();
+        assert_eq!(ticks, want);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::measure::knn::{
 };
 use crate::measure::preprocess::Preprocess;
 use crate::measure::svcca::{self, CCA_DIM};
+use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
 use faer::MatRef;
 use serde::Serialize;
@@ -289,6 +290,20 @@ fn best_over_pairs(
 /// # Shapes
 /// `a [n, la, da]`, `b [n, lb, db]` -> report
 pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<AlignmentReport> {
+    measure_reporting(a, b, opts, &mut |_| {})
+}
+
+/// [`measure`], telling `on_tick` how far it is: phase `"svd"` (layers of both sides
+/// whose SVCCA basis is done), `"kernels"` (rows of the kernel pass), `"null"` (shuffles).
+///
+/// # Shapes
+/// `a [n, la, da]`, `b [n, lb, db]` -> report
+pub fn measure_reporting(
+    a: &Features,
+    b: &Features,
+    opts: &MetricOptions,
+    on_tick: OnTick<'_>,
+) -> Result<AlignmentReport> {
     check_same_n(a, b)?;
     if opts.k + 1 > a.n {
         return Err(Error::invalid(format!(
@@ -309,9 +324,17 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
         xs.iter().map(|x| Degeneracy::of(x.as_ref())).collect()
     };
     let (degeneracy_a, degeneracy_b) = (health(&xa)?, health(&xb)?);
-    let bases = |xs: &[Matrix]| -> Result<Vec<Matrix>> {
+    // The thin SVD of every layer can take seconds at large N x D: one tick per layer.
+    let n_layers = xa.len() + xb.len();
+    let mut bases_done = 0;
+    let mut bases = |xs: &[Matrix]| -> Result<Vec<Matrix>> {
         xs.iter()
-            .map(|x| svcca::basis(x.as_ref(), opts.cca_dim))
+            .map(|x| {
+                let u = svcca::basis(x.as_ref(), opts.cca_dim)?;
+                bases_done += 1;
+                tick(on_tick, "svd", bases_done, n_layers);
+                Ok(u)
+            })
             .collect()
     };
     let (ua, ub) = (bases(&xa)?, bases(&xb)?);
@@ -328,6 +351,7 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
             block_bytes: opts.block_bytes,
             keep_dense,
         },
+        on_tick,
     )?;
     drop((xa, xb));
     let lb = pass.b.len();
@@ -360,7 +384,7 @@ pub fn measure(a: &Features, b: &Features, opts: &MetricOptions) -> Result<Align
                 opts.dense_null_bytes >> 20
             )
         });
-        let nulls = permutation_nulls(&pass, &ua, &ub, &v, opts, note)?;
+        let nulls = permutation_nulls(&pass, &ua, &ub, &v, opts, note, on_tick)?;
         (Some(m), Some(s), Some(nulls))
     } else {
         (None, None, None)
@@ -433,9 +457,11 @@ fn permutation_nulls(
     raw: &[f64; METRICS],
     opts: &MetricOptions,
     kernel_note: Option<String>,
+    on_tick: OnTick<'_>,
 ) -> Result<MetricNulls> {
     let n = ua.first().map_or(0, |u| u.nrows());
     let (la, lb) = (pass.a.len(), pass.b.len());
+    let mut done = 0;
     let samples = shuffled_scores(n, opts.null_shuffles, opts.seed, |perm| {
         let shuffled: Vec<LayerSums> = pass.b.iter().map(|l| l.permuted(perm)).collect();
         let bases: Vec<Matrix> = ub
@@ -463,6 +489,8 @@ fn permutation_nulls(
             )?;
             Ok(s.fields())
         })?;
+        done += 1;
+        tick(on_tick, "null", done, opts.null_shuffles);
         Ok(best)
     })?;
     let perfect = PairScores::perfect(opts.k);
@@ -688,5 +716,33 @@ mod tests {
         assert_eq!(r.best_layers.cka, (0, 1));
         assert_eq!(r.scores.mutual_knn, 1.0);
         assert!(r.null_mutual_knn_mean.unwrap() < 0.5);
+    }
+
+    /// The ticks of a report: every SVD basis, the kernel rows block by block up to N,
+    /// every shuffle, in that order, each phase counting up to its total; and reporting
+    /// changes nothing in the report.
+    #[test]
+    fn measure_reporting_ticks_each_phase_to_its_end() {
+        let (a, b) = (random(300, 2, 5, 4), random(300, 3, 5, 5));
+        let opts = MetricOptions {
+            null_shuffles: 7,
+            // Small blocks: the kernel pass takes several.
+            block_bytes: 20 * 2 * 5 * 300 * 8,
+            ..MetricOptions::default()
+        };
+        let mut ticks = Vec::new();
+        let r = measure_reporting(&a, &b, &opts, &mut |t| ticks.push(t)).unwrap();
+        assert_eq!(r, measure(&a, &b, &opts).unwrap());
+        let phases: Vec<&str> = ticks.iter().map(|t| t.phase).collect();
+        let first = |p: &str| phases.iter().position(|x| *x == p).unwrap();
+        let last = |p: &str| phases.iter().rposition(|x| *x == p).unwrap();
+        assert!(last("svd") < first("kernels") && last("kernels") < first("null"));
+        for (phase, total) in [("svd", 5), ("kernels", 300), ("null", 7)] {
+            let mine: Vec<_> = ticks.iter().filter(|t| t.phase == phase).collect();
+            assert!(mine.iter().all(|t| t.total == total), "{phase}: {mine:?}");
+            assert!(mine.windows(2).all(|w| w[0].done < w[1].done), "{phase}");
+            assert_eq!(mine.last().unwrap().done, total, "{phase}");
+        }
+        assert!(ticks.iter().filter(|t| t.phase == "kernels").count() > 3);
     }
 }

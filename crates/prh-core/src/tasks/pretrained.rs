@@ -27,6 +27,7 @@ use crate::formats::features::Features;
 use crate::formats::hf::{HfConfig, SentencePooling, TensorTable};
 use crate::formats::image::ImageProcessor;
 use crate::models::hf::{HfBert, HfVit};
+use crate::progress::{OnTick, tick};
 use crate::text::tokenizer::TextTokenizer;
 use crate::{Error, Result};
 
@@ -312,16 +313,11 @@ impl<B: Backend> Pretrained<B> {
     }
 
     /// One vector per input (see the module docs), `batch` inputs per forward pass;
-    /// `progress(done)` after each batch.
+    /// ticks phase `"inputs"` after each batch.
     ///
     /// # Shapes
     /// N inputs -> `Features [N, 1, H]`.
-    pub fn embed(
-        &self,
-        inputs: &[Input],
-        batch: usize,
-        progress: &mut dyn FnMut(usize),
-    ) -> Result<Features> {
+    pub fn embed(&self, inputs: &[Input], batch: usize, progress: OnTick<'_>) -> Result<Features> {
         self.run(inputs, batch, false, progress)
     }
 
@@ -333,7 +329,7 @@ impl<B: Backend> Pretrained<B> {
         &self,
         inputs: &[Input],
         batch: usize,
-        progress: &mut dyn FnMut(usize),
+        progress: OnTick<'_>,
     ) -> Result<Features> {
         self.run(inputs, batch, true, progress)
     }
@@ -343,7 +339,7 @@ impl<B: Backend> Pretrained<B> {
         inputs: &[Input],
         batch: usize,
         all_states: bool,
-        progress: &mut dyn FnMut(usize),
+        progress: OnTick<'_>,
     ) -> Result<Features> {
         if inputs.is_empty() {
             return Err(Error::invalid("no inputs to embed".to_string()));
@@ -373,7 +369,7 @@ impl<B: Backend> Pretrained<B> {
                 }
             }
             done += n;
-            progress(done);
+            tick(progress, "inputs", done, inputs.len());
         }
         Features::new("embeddings", inputs.len(), layers, h, data)
     }
