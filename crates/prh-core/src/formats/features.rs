@@ -6,6 +6,7 @@
 //! native file-path wrappers. Every error names the file, the field and what was expected.
 
 use crate::formats::npy::{io_fmt, read_npy};
+use crate::formats::tensors;
 use crate::{Error, Result};
 use std::io::Cursor;
 
@@ -225,39 +226,13 @@ fn looks_like_safetensors(bytes: &[u8]) -> bool {
 }
 
 fn read_safetensors(source: &str, bytes: &[u8], array: Option<&str>) -> Result<Features> {
-    use safetensors::Dtype;
     let st =
         safetensors::SafeTensors::deserialize(bytes).map_err(|e| io_fmt(source, "header", e))?;
     let mut names = st.names();
     names.sort();
     let name = pick(source, &names, array)?;
     let view = st.tensor(name).map_err(|e| io_fmt(source, name, e))?;
-    let raw = view.data();
-    let data: Vec<f64> = match view.dtype() {
-        Dtype::F32 => raw
-            .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
-        Dtype::F64 => raw
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect(),
-        Dtype::F16 => raw
-            .chunks_exact(2)
-            .map(|c| f64::from(half::f16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        Dtype::BF16 => raw
-            .chunks_exact(2)
-            .map(|c| f64::from(half::bf16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        other => {
-            return Err(Error::format(
-                source,
-                format!("{name}.dtype"),
-                format!("{other:?}: expected F32, F64, F16 or BF16"),
-            ));
-        }
-    };
+    let data = tensors::floats(source, name, &view)?;
     from_shape(source, view.shape(), data)
 }
 

@@ -11,6 +11,7 @@
 //! Supported `model_type`s: `bert` (BERT, MiniLM and the sentence-transformers models built
 //! on them), `vit` and `dinov2`. Anything else is refused by name.
 
+use crate::formats::tensors::floats;
 use crate::{Error, Result};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -409,35 +410,14 @@ impl TensorTable {
             .map_err(|e| Error::format(source, "header", e.to_string()))?;
         let mut tensors = BTreeMap::new();
         for (name, view) in st.tensors() {
-            let raw = view.data();
             let data: Vec<f32> = match view.dtype() {
-                Dtype::F32 => raw
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-                Dtype::F16 => raw
-                    .chunks_exact(2)
-                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
-                    .collect(),
-                Dtype::BF16 => raw
-                    .chunks_exact(2)
-                    .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
-                    .collect(),
-                Dtype::F64 => raw
-                    .chunks_exact(8)
-                    .map(|c| {
-                        f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f32
-                    })
-                    .collect(),
                 // Integer buffers (`position_ids`) are not weights; keep their shape only.
                 Dtype::I64 | Dtype::I32 => Vec::new(),
-                other => {
-                    return Err(Error::format(
-                        source,
-                        &name,
-                        format!("dtype {other:?}: expected F32, F16, BF16 or F64"),
-                    ));
-                }
+                // Rounding the exact f64 to f32 is the one rounding a direct cast makes.
+                _ => floats(source, &name, &view)?
+                    .into_iter()
+                    .map(|x| x as f32)
+                    .collect(),
             };
             tensors.insert(name, (view.shape().to_vec(), data));
         }

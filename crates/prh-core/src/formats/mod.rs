@@ -9,4 +9,5 @@ pub mod features;
 pub mod hf;
 pub mod image;
 pub mod npy;
+pub mod tensors;
 pub mod tsv;
