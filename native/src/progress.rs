@@ -32,15 +32,21 @@ pub fn note(line: &str) {
     }
 }
 
-/// Seconds between status lines when stderr is not a terminal: `PRH_PROGRESS_SECS`
-/// (0 prints every update), default 10.
-fn interval() -> Duration {
-    let secs = std::env::var("PRH_PROGRESS_SECS")
+/// A duration in seconds from the environment variable `name` (a non-negative number),
+/// else `default` seconds.
+fn env_secs(name: &str, default: f64) -> Duration {
+    let secs = std::env::var(name)
         .ok()
         .and_then(|s| s.parse::<f64>().ok())
         .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(10.0);
+        .unwrap_or(default);
     Duration::from_secs_f64(secs)
+}
+
+/// Seconds between status lines when stderr is not a terminal: `PRH_PROGRESS_SECS`
+/// (0 prints every update), default 10.
+fn interval() -> Duration {
+    env_secs("PRH_PROGRESS_SECS", 10.0)
 }
 
 /// `h:mm:ss`.
@@ -52,12 +58,7 @@ fn clock(secs: f64) -> String {
 /// Seconds a [`Progress::deferred`] job runs before it shows anything:
 /// `PRH_PROGRESS_DELAY`, default 2 (short jobs stay silent).
 fn delay() -> Duration {
-    let secs = std::env::var("PRH_PROGRESS_DELAY")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(2.0);
-    Duration::from_secs_f64(secs)
+    env_secs("PRH_PROGRESS_DELAY", 2.0)
 }
 
 /// How progress is shown: a bar on a terminal, status lines elsewhere, nothing under
