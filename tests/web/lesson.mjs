@@ -30,6 +30,28 @@ async function openStep(page, url, key, lang, extra = "") {
 // The editor's eigenvalues (data-values of its summary line).
 const editorValues = (page, prefix) => page.$eval(`#${prefix}-summary`, (e) => JSON.parse(e.dataset.values));
 
+// The words of a step's figure, one entry per element a reader sees or a screen reader
+// names: headings, labels, buttons (with their tooltip), table headers and row labels (the
+// demo table's first cells are the run's own names), captions, explanations, status
+// lines, list options, and every aria-label and title. Also the figure's whole visible
+// text, for English phrases that must be gone in Korean.
+async function figureWords(page, key) {
+  return page.$eval(`#lesson-step-${key} .step-figure`, (f) => {
+    const sel = "h2, label, button, th, table:not(#lesson-demo-table) td:first-child, figcaption, summary, .explain, .status, option";
+    const words = [...f.querySelectorAll(sel)]
+      .filter((e) => e.getClientRects().length > 0 || e.tagName === "OPTION")
+      .map((e) => [e.textContent, e.getAttribute("title") || "", e.getAttribute("aria-label") || ""].join(" ").trim());
+    for (const e of f.querySelectorAll("[aria-label], [title]")) words.push(`${e.getAttribute("aria-label") || ""} ${e.getAttribute("title") || ""}`.trim());
+    return { words: words.filter((w) => w), text: f.textContent };
+  });
+}
+
+// Control labels and headings of the figures in English; none may be left in a Korean
+// lesson (the graph editor's controls, its cards, the spectral cards, the measurement).
+const ENGLISH_FIGURE_WORDS = ["preset ", "reset to preset", "weight of new pairs", "erase mode", "set pair", "add a state", "Spectrum of K",
+  "The kernel K", "Cheeger's", "same numbers as", "rotate A onto B", "Two modalities", "noise σ", "mutual 10-NN", "linear CKA",
+  "learned vs predicted", "Real embeddings", "colour by eigenvector"];
+
 // Runs `prh-native spectral --world FILE --json` on the JSON world an editor exports.
 function nativeOfEditor(t, json, name) {
   const file = join(t.dir, `${name}.json`);
@@ -137,6 +159,9 @@ export async function lesson(t) {
   const expected = expectedAnswers(t, page);
   for (const lang of ["en", "ko"]) {
     const bad = [];
+    // The figures' words follow the lesson's language (the labs' own tabs stay English).
+    const figureBad = [];
+    const figureCounts = [];
     for (const [i, key] of keys.entries()) {
       await openStep(page, url, key, lang);
       const s = await page.$eval(`#lesson-step-${key}`, (e) => ({
@@ -147,6 +172,16 @@ export async function lesson(t) {
         figure: e.querySelectorAll(".step-figure svg, .step-figure canvas, .step-figure table").length,
         tryThis: e.querySelector(".try-this").textContent,
       }));
+      const fig = await figureWords(page, key);
+      figureCounts.push(fig.words.length);
+      if (lang === "ko") {
+        const english = fig.words.filter((w) => !HANGUL.test(w));
+        const left = ENGLISH_FIGURE_WORDS.filter((w) => fig.text.includes(w));
+        if (fig.words.length === 0 || english.length || left.length) figureBad.push(`${key}: ${fig.words.length} words, not Korean: ${[...english.slice(0, 3), ...left].join(" | ")}`);
+      } else {
+        const korean = fig.words.filter((w) => HANGUL.test(w));
+        if (fig.words.length === 0 || korean.length || HANGUL.test(fig.text)) figureBad.push(`${key}: Korean in the English figure: ${korean.slice(0, 3).join(" | ")}`);
+      }
       const hangul = HANGUL.test(s.title + s.body);
       if (lang === "ko" ? !hangul : hangul) bad.push(`${key}: text not in ${lang}`);
       if (s.math === 0 || s.errors > 0) bad.push(`${key}: ${s.math} formulas, ${s.errors} parse errors`);
@@ -158,6 +193,7 @@ export async function lesson(t) {
       if (lang === "en") await page.screenshot({ path: join(shots, `${String(i + 1).padStart(2, "0")}-${key}.png`), fullPage: true });
     }
     check(bad.length === 0, `lesson (${lang}): ${keys.length} steps in ${lang}, each with rendered formulas, a figure, a try-this prompt, and a question that accepts the answer computed outside the page and refuses a wrong one${bad.length ? ": " + bad.join("; ") : ""}`);
+    check(figureBad.length === 0, `lesson (${lang}): the figures' headings, labels, buttons, table labels, captions, explanations and aria-labels are in ${lang === "ko" ? "Korean" : "English"} in all ${keys.length} steps (graph editor, spectral cards, demo table, measurement; ${figureCounts.join("+")} texts)${figureBad.length ? ": " + figureBad.join("; ") : ""}`);
   }
   await openStep(page, url, keys[0], "ko");
   await page.screenshot({ path: join(shots, `01-${keys[0]}-ko.png`), fullPage: true });

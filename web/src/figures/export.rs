@@ -1,6 +1,7 @@
 //! Exporting what the user sees: a figure as PNG (the canvas) or SVG (vector markup from
 //! [`crate::figures::svg`]), its numbers as JSON.
 
+use crate::widgets::lang::{Lang, t};
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, HtmlAnchorElement, HtmlCanvasElement, Url};
@@ -94,14 +95,15 @@ fn text_file(text: &str, mime: &str, name: &str) -> Result<(), JsValue> {
 /// `numbers`: builds the JSON of what it shows; `name`: file stem of the downloads (and
 /// the buttons' ids: `export-{name}-svg`, ...); `second`: for a two-panel figure, the
 /// right panel's canvas and both panels' captions (the PNG then holds both panels,
-/// [`side_by_side`]).
+/// [`side_by_side`]); `lang`: the language of the buttons' tooltips (English by default).
 #[component]
 pub fn ExportButtons(
     canvas: NodeRef<leptos::html::Canvas>,
     vector: Callback<(), String>,
     numbers: Callback<(), serde_json::Value>,
     name: &'static str,
-    #[prop(optional)] second: Option<(NodeRef<leptos::html::Canvas>, [String; 2])>,
+    #[prop(optional)] second: Option<(NodeRef<leptos::html::Canvas>, Signal<[String; 2]>)>,
+    #[prop(optional, into)] lang: Signal<Lang>,
 ) -> impl IntoView {
     let to_svg = move |_| {
         if let Err(e) = svg(&vector.run(()), &format!("{name}.svg")) {
@@ -112,7 +114,7 @@ pub fn ExportButtons(
         let Some(c) = canvas.get() else { return };
         let r = match &second {
             Some((b, captions)) => match b.get() {
-                Some(b) => side_by_side(&c, &b, captions)
+                Some(b) => side_by_side(&c, &b, &captions.get_untracked())
                     .and_then(|both| png(&both, &format!("{name}.png"))),
                 None => Err(JsValue::from_str("the second panel is not in the page")),
             },
@@ -129,9 +131,9 @@ pub fn ExportButtons(
     };
     view! {
         <span class="export">
-            <button id=format!("export-{name}-png") on:click=to_png title="Download this figure as PNG">"PNG"</button>
-            <button id=format!("export-{name}-svg") on:click=to_svg title="Download this figure as SVG (vector)">"SVG"</button>
-            <button id=format!("export-{name}-json") on:click=to_json title="Download the numbers behind this figure as JSON">"JSON"</button>
+            <button id=format!("export-{name}-png") on:click=to_png title=t("Download this figure as PNG", "이 그림을 PNG로 내려받기").on(lang)>"PNG"</button>
+            <button id=format!("export-{name}-svg") on:click=to_svg title=t("Download this figure as SVG (vector)", "이 그림을 SVG(벡터)로 내려받기").on(lang)>"SVG"</button>
+            <button id=format!("export-{name}-json") on:click=to_json title=t("Download the numbers behind this figure as JSON", "이 그림의 숫자를 JSON으로 내려받기").on(lang)>"JSON"</button>
         </span>
     }
 }

@@ -1,12 +1,13 @@
 //! What the labs share that is not a figure: the state in the URL ([`url_state`]),
 //! loading files (drop zone, file inputs, shipped assets: [`drop_zone`], [`files`]),
-//! number inputs ([`controls`]), the page's clock ([`clock`]) and module web workers
-//! ([`worker`]). Nothing here knows a
+//! number inputs ([`controls`]), the page's clock ([`clock`]), module web workers
+//! ([`worker`]) and the lesson's two languages ([`lang`]). Nothing here knows a
 //! lab.
 
 pub mod clock;
 pub mod controls;
 pub mod drop_zone;
 pub mod files;
+pub mod lang;
 pub mod url_state;
 pub mod worker;

@@ -269,7 +269,7 @@ pub fn ScatterCard(an: Arc<Analysis>, hovered: RwSignal<Option<usize>>) -> impl 
     };
     view! {
         <div class="card">
-            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" second=(cb, ["A".to_string(), "B".to_string()]) /></h2>
+            <h2>"PCA of A and of B"<ExportButtons canvas=ca vector=vector numbers=json name="pca" second=(cb, Signal::stored(["A".to_string(), "B".to_string()])) /></h2>
             <div class="pair">
                 <figure><BrushCanvas side=0 id="scatter-a" canvas=ca pts=an.pca_a.clone() linked=linked /><figcaption>"A"</figcaption></figure>
                 <figure><BrushCanvas side=1 id="scatter-b" canvas=cb pts=an.pca_b.clone() linked=linked /><figcaption>"B"</figcaption></figure>

@@ -5,6 +5,7 @@
 
 use super::Editor;
 use crate::figures::draw;
+use crate::widgets::lang::{Lang, t};
 use leptos::prelude::*;
 use prh_core::theory::graph::GraphAnalysis;
 use wasm_bindgen::JsCast;
@@ -94,6 +95,10 @@ fn markup(ed: Editor) -> String {
     };
     let top_w = g.edges.iter().fold(0.0_f64, |m, e| m.max(e.w)).max(1e-12);
     let px = |i: usize| (g.positions[i].0 * W, g.positions[i].1 * H);
+    let (pair_word, weight_word) = match ed.lang.get() {
+        Lang::En => ("pair", "weight"),
+        Lang::Ko => ("쌍", "가중치"),
+    };
     let mut out =
         format!(r##"<rect class="bg" x="0" y="0" width="{W}" height="{H}" fill="#fbfbfd"/>"##);
     // Writing to a String cannot fail.
@@ -103,7 +108,7 @@ fn markup(ed: Editor) -> String {
         if a == b {
             let _ = write!(
                 out,
-                r##"<circle class="pair self-pair" data-a="{a}" data-b="{b}" cx="{x1:.1}" cy="{:.1}" r="{:.1}" fill="none" stroke="#777" stroke-width="{:.2}"><title>pair {a}–{b}, weight {w}</title></circle>"##,
+                r##"<circle class="pair self-pair" data-a="{a}" data-b="{b}" cx="{x1:.1}" cy="{:.1}" r="{:.1}" fill="none" stroke="#777" stroke-width="{:.2}"><title>{pair_word} {a}–{b}, {weight_word} {w}</title></circle>"##,
                 y1 - r,
                 r * 0.8,
                 1.0 + 3.0 * w / top_w
@@ -112,7 +117,7 @@ fn markup(ed: Editor) -> String {
             let crossing = cut.contains(&a) != cut.contains(&b);
             let _ = write!(
                 out,
-                r##"<line class="pair{}" data-a="{a}" data-b="{b}" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{}" stroke-dasharray="{}" stroke-width="{:.2}"><title>pair {a}–{b}, weight {w}</title></line>"##,
+                r##"<line class="pair{}" data-a="{a}" data-b="{b}" x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{}" stroke-dasharray="{}" stroke-width="{:.2}"><title>{pair_word} {a}–{b}, {weight_word} {w}</title></line>"##,
                 if crossing { " cut" } else { "" },
                 if crossing { "#d62728" } else { "#777" },
                 if crossing { "5 3" } else { "" },
@@ -121,6 +126,10 @@ fn markup(ed: Editor) -> String {
         }
     }
     let picked = ed.picked.get();
+    let (state_word, value_word) = match ed.lang.get() {
+        Lang::En => ("state", "value"),
+        Lang::Ko => ("상태", "값"),
+    };
     for (i, &xi) in x.iter().enumerate().take(n) {
         let (cx, cy) = px(i);
         let (ring, sw) = if picked == Some(i) {
@@ -130,7 +139,7 @@ fn markup(ed: Editor) -> String {
         };
         let _ = write!(
             out,
-            r#"<g class="state" data-i="{i}"><circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{}" stroke="{ring}" stroke-width="{sw}"><title>state {i}: value {:.3}</title></circle>"#,
+            r#"<g class="state" data-i="{i}"><circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{}" stroke="{ring}" stroke-width="{sw}"><title>{state_word} {i}: {value_word} {:.3}</title></circle>"#,
             draw::css(draw::diverging(xi)),
             xi
         );
@@ -187,13 +196,17 @@ fn on_click(ed: Editor, ev: &web_sys::MouseEvent) {
 pub fn GraphCanvas(ed: Editor) -> impl IntoView {
     view! {
         <svg id=ed.id("svg") class="graph-svg" viewBox=format!("0 0 {W} {H}") role="img"
-            aria-label="the drawn graph: states and positive pairs"
+            aria-label=t("the drawn graph: states and positive pairs", "그린 그래프: 상태와 양성 쌍").on(ed.lang)
             on:click=move |ev: web_sys::MouseEvent| on_click(ed, &ev) inner_html=move || markup(ed)>
         </svg>
-        <div class="status" id=ed.id("hint")>{move || match (ed.erase.get(), ed.picked.get()) {
-            (true, _) => "Erase mode: click a state or a pair to remove it.".to_string(),
-            (false, Some(a)) => format!("State {a} picked: click another state to join them (weight {}), or empty space to cancel.", ed.weight.get()),
-            (false, None) => "Click empty space to add a state; click two states to join them. Colour: the picked eigenvector (Fiedler by default), red–blue by sign.".to_string(),
+        <div class="status" id=ed.id("hint")>{move || match (ed.erase.get(), ed.picked.get(), ed.lang.get()) {
+            (true, _, lang) => t("Erase mode: click a state or a pair to remove it.", "지우기 모드: 지울 상태나 쌍을 클릭하세요.").get(lang).to_string(),
+            (false, Some(a), Lang::En) => format!("State {a} picked: click another state to join them (weight {}), or empty space to cancel.", ed.weight.get()),
+            (false, Some(a), Lang::Ko) => format!("상태 {a} 선택됨: 다른 상태를 클릭하면 둘을 잇고 (가중치 {}), 빈 곳을 클릭하면 취소합니다.", ed.weight.get()),
+            (false, None, lang) => t(
+                "Click empty space to add a state; click two states to join them. Colour: the picked eigenvector (Fiedler by default), red–blue by sign.",
+                "빈 곳을 클릭하면 상태가 추가되고, 두 상태를 차례로 클릭하면 둘이 이어집니다. 색: 고른 고유벡터 (기본은 피들러 벡터), 부호에 따라 빨강–파랑.",
+            ).get(lang).to_string(),
         }}</div>
     }
 }

@@ -13,6 +13,7 @@ mod canvas;
 mod panels;
 
 use crate::widgets::clock::now_ms;
+use crate::widgets::lang::{Lang, t};
 use crate::widgets::url_state;
 use canvas::GraphCanvas;
 use leptos::prelude::*;
@@ -79,11 +80,13 @@ pub struct Editor {
     pub computed: Memo<Computed>,
     /// The analysis of the graph as loaded (a preset), which Davis–Kahan compares with.
     pub reference: RwSignal<Option<Arc<GraphAnalysis>>>,
+    /// The language of the editor's words (the lesson's; English in the graph tab).
+    pub lang: Signal<Lang>,
 }
 
 impl Editor {
-    /// An editor holding `graph`.
-    fn new(prefix: &'static str, graph: Graph) -> Editor {
+    /// An editor holding `graph`, its words in `lang`.
+    fn new(prefix: &'static str, graph: Graph, lang: Signal<Lang>) -> Editor {
         let graph = RwSignal::new(graph);
         let computed = Memo::new_with_compare(
             move |_| {
@@ -111,6 +114,7 @@ impl Editor {
             weight: RwSignal::new(1.0),
             erase: RwSignal::new(false),
             computed,
+            lang,
         }
     }
 
@@ -145,8 +149,24 @@ pub fn GraphLab() -> impl IntoView {
     }
 }
 
+/// A preset's name as the editor lists it: the CLI's name in English (`prh-native
+/// spectral` reads it), a Korean word in a Korean lesson.
+fn preset_label(p: GraphPreset, lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => p.name(),
+        Lang::Ko => match p {
+            GraphPreset::Path => "경로",
+            GraphPreset::Cycle => "순환",
+            GraphPreset::TwoCliques => "두 클리크",
+            GraphPreset::Grid => "격자",
+            GraphPreset::Scenes => "scenes 세계",
+        },
+    }
+}
+
 /// An editable graph with the figures of `show`. `url`: keep the preset and its size in
-/// the URL (the graph tab; the lesson's editors keep theirs in the step).
+/// the URL (the graph tab; the lesson's editors keep theirs in the step). `lang`: the
+/// language of its labels, buttons and explanations (the lesson's; English by default).
 #[component]
 pub fn GraphEditor(
     prefix: &'static str,
@@ -154,11 +174,12 @@ pub fn GraphEditor(
     n: usize,
     show: Show,
     #[prop(optional)] url: bool,
+    #[prop(optional, into)] lang: Signal<Lang>,
 ) -> impl IntoView {
     let start = Graph::preset(preset, n).unwrap_or_else(|_| {
         Graph::preset(GraphPreset::Cycle, 6).expect("a 6-cycle is a valid preset")
     });
-    let ed = Editor::new(prefix, start);
+    let ed = Editor::new(prefix, start, lang);
     let preset_sig = RwSignal::new(preset);
     let n_sig = RwSignal::new(n);
     if url {
@@ -175,27 +196,27 @@ pub fn GraphEditor(
         }
     };
     view! {
-        <div class="controls" role="group" aria-label="graph presets">
-            <label>"preset "
+        <div class="controls" role="group" aria-label=t("graph presets", "그래프 프리셋").on(lang)>
+            <label>{t("preset ", "프리셋 ").on(lang)}
                 <select id=ed.id("preset") on:change=move |ev| {
                     if let Ok(p) = GraphPreset::parse(&event_target_value(&ev)) { preset_sig.set(p); reload(); }
                 }>
                     {GraphPreset::ALL.iter().map(|p| view! {
-                        <option value=p.name() selected=move || preset_sig.get() == *p>{p.name()}</option>
+                        <option value=p.name() selected=move || preset_sig.get() == *p>{move || preset_label(*p, lang.get())}</option>
                     }).collect_view()}
                 </select>
             </label>
-            <label>"states "
+            <label>{t("states ", "상태 수 ").on(lang)}
                 <input type="number" id=ed.id("n") min="2" max=MAX_PRESET_N.to_string() prop:value=move || n_sig.get().to_string()
                     on:change=move |ev| {
                         if let Ok(v) = event_target_value(&ev).trim().parse::<usize>() { n_sig.set(v.clamp(2, MAX_PRESET_N)); reload(); }
                         else { crate::widgets::controls::restore_value(&ev, &n_sig.get_untracked().to_string()); }
                     } />
             </label>
-            <button id=ed.id("reset") on:click=move |_| reload()>"reset to preset"</button>
+            <button id=ed.id("reset") on:click=move |_| reload()>{t("reset to preset", "프리셋으로 되돌리기").on(lang)}</button>
             <label><input type="checkbox" id=ed.id("erase") prop:checked=move || ed.erase.get()
-                on:change=move |ev| ed.erase.set(event_target_checked(&ev)) />"erase mode (click a state or pair to remove it)"</label>
-            <label>"weight of new pairs "
+                on:change=move |ev| ed.erase.set(event_target_checked(&ev)) />{t("erase mode (click a state or pair to remove it)", "지우기 모드 (상태나 쌍을 클릭하면 지워집니다)").on(lang)}</label>
+            <label>{t("weight of new pairs ", "새 쌍의 가중치 ").on(lang)}
                 <input type="number" id=ed.id("weight") min="0" step="0.5" prop:value=move || ed.weight.get().to_string()
                     on:change={move |ev| match event_target_value(&ev).trim().parse::<f64>() {
                         Ok(w) if w.is_finite() && w > 0.0 => ed.weight.set(w),

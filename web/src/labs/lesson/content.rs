@@ -6,54 +6,9 @@
 //! formula, `` `...` `` code, a blank line between paragraphs. Every formula is parsed in a
 //! test (`formulas_parse`), so a typo fails CI instead of showing an error in class.
 
+use crate::widgets::lang::t;
+pub use crate::widgets::lang::{Lang, Text};
 use prh_core::theory::graph::GraphPreset;
-
-/// A language of the lesson.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Lang {
-    /// English.
-    En,
-    /// Korean.
-    Ko,
-}
-
-impl Lang {
-    /// The URL value (`lang=en|ko`).
-    pub fn key(self) -> &'static str {
-        match self {
-            Lang::En => "en",
-            Lang::Ko => "ko",
-        }
-    }
-
-    /// The language named in a URL, English otherwise.
-    pub fn parse(s: &str) -> Lang {
-        if s == "ko" { Lang::Ko } else { Lang::En }
-    }
-}
-
-/// One text in both languages.
-#[derive(Clone, Copy)]
-pub struct Text {
-    /// English.
-    pub en: &'static str,
-    /// Korean.
-    pub ko: &'static str,
-}
-
-impl Text {
-    /// The text in `lang`.
-    pub fn get(&self, lang: Lang) -> &'static str {
-        match lang {
-            Lang::En => self.en,
-            Lang::Ko => self.ko,
-        }
-    }
-}
-
-const fn t(en: &'static str, ko: &'static str) -> Text {
-    Text { en, ko }
-}
 
 /// The spectral-lab card a step shows (scenes world, 12 states, d = 4 after the trivial
 /// pair — its eigenvalue 5/6 has multiplicity 4, so d = 4 is where the gap is — seed 0),

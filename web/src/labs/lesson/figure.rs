@@ -2,10 +2,11 @@
 //! spectral lab, the demo run's table, or a small alignment measurement. The numbers come
 //! from the same functions as the labs (and as `question.rs`, which checks the answers).
 
-use super::content::{Figure, SpectralCard, Step};
+use super::content::{Figure, Lang, SpectralCard, Step, Text};
 use crate::figures::numbers;
 use crate::labs::graph::{GraphEditor, Show};
 use crate::labs::spectral::{self, Card, Settings};
+use crate::widgets::lang::t;
 use leptos::prelude::*;
 use prh_core::Result;
 use prh_core::linalg::Matrix;
@@ -106,37 +107,44 @@ async fn real_scores() -> std::result::Result<Measured, String> {
     })
 }
 
-/// The real pair's table, computed when the step is shown.
+/// The real pair's table, computed when the step is shown; its words in `lang`.
 #[component]
-fn RealPair() -> impl IntoView {
+fn RealPair(lang: Signal<Lang>) -> impl IntoView {
     let result = RwSignal::new(None::<std::result::Result<Measured, String>>);
     leptos::task::spawn_local(async move {
         result.set(Some(real_scores().await));
     });
     view! {
         <div class="card">
-            <h2>"Real embeddings: English vs German caption encoders, trained apart"</h2>
+            <h2>{t("Real embeddings: English vs German caption encoders, trained apart", "실제 임베딩: 따로 학습한 영어 캡션 인코더와 독일어 캡션 인코더").on(lang)}</h2>
             {move || match result.get() {
-                None => view! { <p class="status">"loading the shipped embeddings…"</p> }.into_any(),
+                None => view! { <p class="status">{t("loading the shipped embeddings…", "함께 제공된 임베딩을 불러오는 중…").on(lang)}</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error">{e}</p> }.into_any(),
                 Some(Ok(m)) => view! {
                     <table class="metrics" id="lesson-real" data-cka=m.cka.to_string() data-mknn=m.mknn.to_string()
                         data-null-mean=m.null.0.to_string() data-null-std=m.null.1.to_string()>
-                        <tr><td>"mutual 10-NN"</td><td>{numbers::fixed(m.mknn, 4)}</td></tr>
-                        <tr><td>"null (100 shuffled pairings): mean ± std"</td><td>{format!("{} ± {}", numbers::fixed(m.null.0, 4), numbers::fixed(m.null.1, 4))}</td></tr>
-                        <tr><td>"z = (score − mean) / std"</td><td>{numbers::fixed((m.mknn - m.null.0) / m.null.1, 1)}</td></tr>
-                        <tr><td>"linear CKA"</td><td>{numbers::fixed(m.cka, 4)}</td></tr>
+                        <tr><td>{MKNN.on(lang)}</td><td>{numbers::fixed(m.mknn, 4)}</td></tr>
+                        <tr><td>{t("null (100 shuffled pairings): mean ± std", "귀무 분포 (쌍을 100번 섞음): 평균 ± 표준편차").on(lang)}</td><td>{format!("{} ± {}", numbers::fixed(m.null.0, 4), numbers::fixed(m.null.1, 4))}</td></tr>
+                        <tr><td>{t("z = (score − mean) / std", "z = (점수 − 평균) / 표준편차").on(lang)}</td><td>{numbers::fixed((m.mknn - m.null.0) / m.null.1, 1)}</td></tr>
+                        <tr><td>{CKA.on(lang)}</td><td>{numbers::fixed(m.cka, 4)}</td></tr>
                     </table>
                 }.into_any(),
             }}
-            <p class="explain">"1,000 Multi30k test images; each encoder saw only its own language's captions (good views: the captions of one image), and their 64-dimensional embeddings of the same images are compared with the defaults of prh-native metrics. Above the null (not chance), yet far from one space turned into the other (CKA 1): these small encoders, trained on two CPU cores, share only a little of their geometry. The alignment lab opens these files and any of yours."</p>
+            <p class="explain">{t(
+                "1,000 Multi30k test images; each encoder saw only its own language's captions (good views: the captions of one image), and their 64-dimensional embeddings of the same images are compared with the defaults of prh-native metrics. Above the null (not chance), yet far from one space turned into the other (CKA 1): these small encoders, trained on two CPU cores, share only a little of their geometry. The alignment lab opens these files and any of yours.",
+                "Multi30k 테스트 이미지 1,000장입니다. 각 인코더는 자기 언어의 캡션만 보았고 (좋은 뷰: 한 이미지의 캡션들), 같은 이미지들에 대한 두 인코더의 64차원 임베딩을 prh-native metrics의 기본 설정으로 비교합니다. 귀무 분포보다 높지만 (우연이 아님), 한 공간을 돌려 다른 공간을 얻는 경우(CKA 1)와는 거리가 멉니다. CPU 코어 두 개로 학습한 이 작은 인코더들은 기하 구조를 조금만 공유합니다. 정렬 실험실 탭에서 이 파일들과 여러분의 파일을 열 수 있습니다.",
+            ).on(lang)}</p>
         </div>
     }
 }
 
-/// The figure of `step`.
+/// Row labels the two measurement tables (the slider's and the real pair's) share.
+const MKNN: Text = t("mutual 10-NN", "상호 10-NN");
+const CKA: Text = t("linear CKA", "선형 CKA");
+
+/// The figure of `step`, its words (headings, labels, controls) in `lang`.
 #[component]
-pub fn StepFigure(step: &'static Step) -> impl IntoView {
+pub fn StepFigure(step: &'static Step, lang: Signal<Lang>) -> impl IntoView {
     match step.figure {
         Figure::Graph {
             preset,
@@ -154,17 +162,19 @@ pub fn StepFigure(step: &'static Step) -> impl IntoView {
                 cheeger,
                 dk,
             };
-            view! { <GraphEditor prefix=step.key preset=preset n=n show=show /> }.into_any()
+            view! { <GraphEditor prefix=step.key preset=preset n=n show=show lang=lang /> }
+                .into_any()
         }
         Figure::Spectral { card, alpha } => {
             let card = match card {
                 SpectralCard::Rotation => Card::Rotation,
                 SpectralCard::Spectrum => Card::Spectrum,
             };
-            view! { <spectral::PresetCard settings=lesson_settings(alpha) card=card /> }.into_any()
+            view! { <spectral::PresetCard settings=lesson_settings(alpha) card=card lang=lang /> }
+                .into_any()
         }
-        Figure::Demo => view! { <DemoTable /> }.into_any(),
-        Figure::Measure => view! { <MeasureFigure /><RealPair /> }.into_any(),
+        Figure::Demo => view! { <DemoTable lang=lang /> }.into_any(),
+        Figure::Measure => view! { <MeasureFigure lang=lang /><RealPair lang=lang /> }.into_any(),
     }
 }
 
@@ -205,17 +215,19 @@ fn demo_rows() -> std::result::Result<Vec<[String; 9]>, String> {
         .collect())
 }
 
-/// The demo run's learned-vs-predicted table.
+/// The demo run's learned-vs-predicted table (headings in `lang`; the cells are the run's
+/// own names and numbers).
 #[component]
-fn DemoTable() -> impl IntoView {
+fn DemoTable(lang: Signal<Lang>) -> impl IntoView {
     match demo_rows() {
         Err(e) => view! { <p class="error">{e}</p> }.into_any(),
         Ok(rows) => view! {
             <div class="card">
-                <h2>"prh-native demo: learned vs predicted (seed 0)"</h2>
+                <h2>{t("prh-native demo: learned vs predicted (seed 0)", "prh-native demo: 학습 결과와 예측 (시드 0)").on(lang)}</h2>
                 <table class="metrics" id="lesson-demo-table">
-                    <tr><th>"observations"</th><th>"loss"</th><th>"views"</th><th>"mutual 10-NN learned"</th><th>"null (shuffled pairs)"</th><th>"random init"</th>
-                        <th>"predicted"</th><th>"image CKA to F"</th><th>"text CKA to F"</th></tr>
+                    <tr><th>{t("observations", "관측").on(lang)}</th><th>{t("loss", "손실").on(lang)}</th><th>{t("views", "뷰").on(lang)}</th>
+                        <th>{t("mutual 10-NN learned", "학습된 상호 10-NN").on(lang)}</th><th>{t("null (shuffled pairs)", "귀무 분포 (쌍을 섞음)").on(lang)}</th><th>{t("random init", "무작위 초기화").on(lang)}</th>
+                        <th>{t("predicted", "예측").on(lang)}</th><th>{t("image CKA to F", "이미지와 F의 CKA").on(lang)}</th><th>{t("text CKA to F", "텍스트와 F의 CKA").on(lang)}</th></tr>
                     {rows.into_iter().map(|r| view! {
                         <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
                     }).collect_view()}
@@ -226,9 +238,9 @@ fn DemoTable() -> impl IntoView {
     }
 }
 
-/// X against a rotated, noisy copy: a noise slider and the three numbers.
+/// X against a rotated, noisy copy: a noise slider and the three numbers, words in `lang`.
 #[component]
-fn MeasureFigure() -> impl IntoView {
+fn MeasureFigure(lang: Signal<Lang>) -> impl IntoView {
     let sigma = RwSignal::new(0.0_f64);
     let result = Memo::new(move |_| {
         measure(sigma.get())
@@ -237,8 +249,11 @@ fn MeasureFigure() -> impl IntoView {
     });
     view! {
         <div class="card">
-            <h2>{format!("Y = X R + σ E, {MEASURE_N} samples, 8 dimensions, k = 10")}</h2>
-            <label>"noise σ "
+            <h2>{move || match lang.get() {
+                Lang::En => format!("Y = X R + σ E, {MEASURE_N} samples, {MEASURE_D} dimensions, k = {MEASURE_K}"),
+                Lang::Ko => format!("Y = X R + σ E, 표본 {MEASURE_N}개, {MEASURE_D}차원, k = {MEASURE_K}"),
+            }}</h2>
+            <label>{t("noise σ ", "잡음 σ ").on(lang)}
                 <input type="range" id="lesson-sigma" min="0" max="2" step="0.1" prop:value=move || sigma.get().to_string()
                     on:input={move |ev| if let Ok(v) = event_target_value(&ev).parse::<f64>() { sigma.set(v) }} />
                 <span id="lesson-sigma-value">{move || format!(" {:.1}", sigma.get())}</span>
@@ -247,9 +262,9 @@ fn MeasureFigure() -> impl IntoView {
                 Err(e) => view! { <p class="error">{e}</p> }.into_any(),
                 Ok((mknn, (mean, std), cka)) => view! {
                     <table class="metrics" id="lesson-measure" data-cka=cka.to_string() data-mknn=mknn.to_string()>
-                        <tr><td>"mutual 10-NN"</td><td>{numbers::fixed(mknn, 4)}</td></tr>
-                        <tr><td>"null (shuffled pairs): mean ± std"</td><td>{format!("{} ± {}", numbers::fixed(mean, 4), numbers::fixed(std, 4))}</td></tr>
-                        <tr><td>"linear CKA"</td><td>{numbers::fixed(cka, 4)}</td></tr>
+                        <tr><td>{MKNN.on(lang)}</td><td>{numbers::fixed(mknn, 4)}</td></tr>
+                        <tr><td>{t("null (shuffled pairs): mean ± std", "귀무 분포 (쌍을 섞음): 평균 ± 표준편차").on(lang)}</td><td>{format!("{} ± {}", numbers::fixed(mean, 4), numbers::fixed(std, 4))}</td></tr>
+                        <tr><td>{CKA.on(lang)}</td><td>{numbers::fixed(cka, 4)}</td></tr>
                     </table>
                 }.into_any(),
             }}

@@ -36,7 +36,7 @@ fn StepView(step: &'static Step, index: usize, lang: Signal<Lang>) -> impl IntoV
             <p class="step-count">{move || format!("{} {} / {}", CHROME.step.get(lang.get()), index + 1, STEPS.len())}</p>
             <h2 class="step-title" inner_html=move || math::render_inline(step.title.get(lang.get()))></h2>
             <div class="step-body" inner_html=move || math::render(step.body.get(lang.get()))></div>
-            <div class="step-figure"><StepFigure step=step /></div>
+            <div class="step-figure"><StepFigure step=step lang=lang /></div>
             <div class="try-this">
                 <strong>{move || CHROME.try_this.get(lang.get())}": "</strong>
                 <span inner_html=move || math::render_inline(step.try_this.get(lang.get()))></span>

@@ -19,6 +19,7 @@ mod settings;
 mod spectrum_card;
 
 use crate::widgets::controls::restore_value;
+use crate::widgets::lang::{Lang, t};
 use crate::widgets::url_state;
 use bound_card::BoundCard;
 use compute::compute;
@@ -50,9 +51,13 @@ pub enum Card {
 }
 
 /// One card of the lab for fixed settings (the lesson's figures), with the command line
-/// that prints the same numbers.
+/// that prints the same numbers; its words in `lang` (the lesson's, English by default).
 #[component]
-pub fn PresetCard(settings: Settings, card: Card) -> impl IntoView {
+pub fn PresetCard(
+    settings: Settings,
+    card: Card,
+    #[prop(optional, into)] lang: Signal<Lang>,
+) -> impl IntoView {
     let cli = settings.cli();
     let shared = Shared {
         selected: RwSignal::new(None),
@@ -65,13 +70,13 @@ pub fn PresetCard(settings: Settings, card: Card) -> impl IntoView {
         Ok(l) => {
             let l = Arc::new(l);
             let body = match card {
-                Card::Spectrum => view! { <SpectrumCard lab=l selected=shared.selected /> }.into_any(),
+                Card::Spectrum => view! { <SpectrumCard lab=l selected=shared.selected lang=lang /> }.into_any(),
                 Card::Rotation => view! {
-                    <RotationCard lab=l rot=shared.rot selected=shared.selected playing=shared.playing />
+                    <RotationCard lab=l rot=shared.rot selected=shared.selected playing=shared.playing lang=lang />
                 }
                 .into_any(),
             };
-            view! { {body}<p class="status">"same numbers as: "<code>{cli}</code></p> }.into_any()
+            view! { {body}<p class="status">{t("same numbers as: ", "같은 숫자를 내는 명령: ").on(lang)}<code>{cli}</code></p> }.into_any()
         }
     }
 }

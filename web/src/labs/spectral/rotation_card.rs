@@ -7,6 +7,7 @@ use crate::figures::draw::{self, Scatter};
 use crate::figures::export::ExportButtons;
 use crate::figures::numbers;
 use crate::figures::svg;
+use crate::widgets::lang::{Lang, t};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use prh_core::linalg::{self, Matrix};
@@ -138,14 +139,28 @@ fn scatter<'a>(points: &'a [(f64, f64)], colours: &'a [String], extent: f64) -> 
     }
 }
 
+/// A pairing's label from the core (`good`, `bad`, `mix(alpha=0.5)`, `next-token(drift=…)`)
+/// in Korean, its parameter as written.
+fn views_ko(label: &str) -> String {
+    match label {
+        "good" => "좋은 뷰".to_string(),
+        "bad" => "나쁜 뷰".to_string(),
+        _ => label
+            .replacen("mix(", "혼합 뷰 (", 1)
+            .replacen("next-token(", "다음 토큰 (", 1),
+    }
+}
+
 /// Modality A's and B's optimal representations side by side, each in its own random
-/// basis, A rotated by Q(t); `playing` animates t back and forth.
+/// basis, A rotated by Q(t); `playing` animates t back and forth. Words in `lang` (the
+/// lesson's; English in the spectral tab).
 #[component]
 pub fn RotationCard(
     lab: Arc<Lab>,
     rot: RwSignal<f64>,
     selected: RwSignal<Option<usize>>,
     playing: RwSignal<bool>,
+    #[prop(optional, into)] lang: Signal<Lang>,
 ) -> impl IntoView {
     animate(rot, playing);
     let (ca, cb) = (NodeRef::<Canvas>::new(), NodeRef::<Canvas>::new());
@@ -175,58 +190,93 @@ pub fn RotationCard(
         lab.world.modalities[0].name.clone(),
         lab.world.modalities[b_modality(&lab)].name.clone(),
     );
-    let caption_a = format!("A: {ma}, good views, turned by Q(t)");
-    let caption_b = format!("B: {mb}, {}", cross.check.views[1]);
+    let views_b = cross.check.views[1].clone();
+    // The panels' captions, also written into the exported PNG and SVG.
+    let captions = Memo::new(move |_| match lang.get() {
+        Lang::En => [
+            format!("A: {ma}, good views, turned by Q(t)"),
+            format!("B: {mb}, {views_b}"),
+        ],
+        Lang::Ko => [
+            format!("A: {ma}, 좋은 뷰, Q(t)로 회전"),
+            format!("B: {mb}, {}", views_ko(&views_b)),
+        ],
+    });
     let vector = {
-        let (ca_, cb_, lab) = (caption_a.clone(), caption_b.clone(), lab.clone());
+        let lab = lab.clone();
         Callback::new(move |_| {
             let (pts_a, colours) = frame(&lab, rot.get_untracked(), selected.get_untracked());
             let fig =
                 |pts: &[(f64, f64)]| svg::scatter(220.0, 220.0, &scatter(pts, &colours, extent));
+            let [ca_, cb_] = captions.get_untracked();
             svg::pair((&fig(&pts_a), &ca_), (&fig(&pts_b), &cb_)).finish()
         })
     };
+    let explain = {
+        let lab = lab.clone();
+        move || rotation_explain(&lab, lang.get())
+    };
     view! {
         <div class="card">
-            <h2>"Two modalities, one rotation"<ExportButtons canvas=ca vector=vector numbers=json name="representations" second=(cb, [caption_a.clone(), caption_b.clone()]) /></h2>
+            <h2>{t("Two modalities, one rotation", "두 모달리티, 하나의 회전").on(lang)}<ExportButtons canvas=ca vector=vector numbers=json name="representations"
+                second=(cb, Signal::from(captions)) lang=lang /></h2>
             <div class="pair">
-                <figure><canvas node_ref=ca id="rep-a" width="220" height="220"></canvas><figcaption>{caption_a}</figcaption></figure>
-                <figure><canvas node_ref=cb id="rep-b" width="220" height="220"></canvas><figcaption>{caption_b}</figcaption></figure>
+                <figure><canvas node_ref=ca id="rep-a" width="220" height="220"></canvas><figcaption>{move || captions.get()[0].clone()}</figcaption></figure>
+                <figure><canvas node_ref=cb id="rep-b" width="220" height="220"></canvas><figcaption>{move || captions.get()[1].clone()}</figcaption></figure>
             </div>
-            <RotationStatus lab=lab.clone() rot=rot playing=playing />
-            <p class="explain">{rotation_explain(&lab)}</p>
+            <RotationStatus lab=lab.clone() rot=rot playing=playing lang=lang />
+            <p class="explain">{explain}</p>
         </div>
     }
 }
 
-/// The t slider with its play button, ||Q − I|| and the Procrustes residual.
+/// The t slider with its play button, ||Q − I|| and the Procrustes residual, in `lang`.
 #[component]
-fn RotationStatus(lab: Arc<Lab>, rot: RwSignal<f64>, playing: RwSignal<bool>) -> impl IntoView {
-    let check = &lab.cross.check;
+fn RotationStatus(
+    lab: Arc<Lab>,
+    rot: RwSignal<f64>,
+    playing: RwSignal<bool>,
+    lang: Signal<Lang>,
+) -> impl IntoView {
+    // Copied out of the lab: the lines below are redrawn when the language changes.
+    let check = lab.cross.check.clone();
     let q_distance = distance_from_identity(&lab.cross.q);
     view! {
-        <label class="status">"rotate A onto B: t = "<span id="rot-t" data-t=move || rot.get().to_string()>{move || format!("{:.2}", rot.get())}</span>" "
+        <label class="status">{t("rotate A onto B: t = ", "A를 B에 맞춰 회전: t = ").on(lang)}<span id="rot-t" data-t=move || rot.get().to_string()>{move || format!("{:.2}", rot.get())}</span>" "
             <input type="range" id="ctl-rot" min="0" max="1" step="0.01" prop:value=move || rot.get().to_string()
                 on:input=move |ev| { if let Ok(v) = event_target_value(&ev).parse::<f64>() { playing.set(false); rot.set(v.clamp(0.0, 1.0)); } } />
-            <button id="rot-play" on:click=move |_| playing.update(|p| *p = !*p)>{move || if playing.get() { "⏸ pause" } else { "▶ play" }}</button>
+            <button id="rot-play" on:click=move |_| playing.update(|p| *p = !*p)>{move || if playing.get() { t("⏸ pause", "⏸ 일시 정지").get(lang.get()) } else { t("▶ play", "▶ 재생").get(lang.get()) }}</button>
         </label>
-        <div class="status" id="rotation-q" data-q-distance=q_distance.to_string()>{format!(
-            "‖Q − I‖ = {} (Frobenius): the rotation the animation applies",
-            numbers::fixed(q_distance, 3)
+        <div class="status" id="rotation-q" data-q-distance=q_distance.to_string()>{move || format!(
+            "‖Q − I‖ = {} {}",
+            numbers::fixed(q_distance, 3),
+            t("(Frobenius): the rotation the animation applies", "(프로베니우스 노름): 애니메이션이 적용하는 회전").get(lang.get())
         )}</div>
-        <div class="status" id="rotation-residual">{format!(
-            "Procrustes residual after the full rotation: {:.3e} (relative {:.3e}); gaps after the window: A {}, B {}",
-            check.residual, check.relative_residual, fmt_opt(check.gaps[0]), fmt_opt(check.gaps[1])
-        )}</div>
+        <div class="status" id="rotation-residual">{move || match lang.get() {
+            Lang::En => format!(
+                "Procrustes residual after the full rotation: {:.3e} (relative {:.3e}); gaps after the window: A {}, B {}",
+                check.residual, check.relative_residual, fmt_opt(check.gaps[0]), fmt_opt(check.gaps[1])
+            ),
+            Lang::Ko => format!(
+                "끝까지 회전한 뒤의 프로크루스테스 잔차: {:.3e} (상대 {:.3e}); 상위 d개 다음의 간격: A {}, B {}",
+                check.residual, check.relative_residual, fmt_opt(check.gaps[0]), fmt_opt(check.gaps[1])
+            ),
+        }}</div>
     }
 }
 
-/// The rotation card's explanation, with the lab's d and nuisance counts.
-fn rotation_explain(lab: &Lab) -> String {
+/// The rotation card's explanation in `lang`, with the lab's d and nuisance counts.
+fn rotation_explain(lab: &Lab, lang: Lang) -> String {
     let (ka, kb) = (
         lab.world.modalities[0].q.len(),
         lab.world.modalities[b_modality(lab)].q.len(),
     );
+    let d = lab.settings.d;
+    if lang == Lang::Ko {
+        return format!(
+            "각 점은 하나의 쌍(상태, A의 방해 요인, B의 방해 요인)이며, 각 모달리티에서 그 쌍의 최적 {d}차원 표현의 처음 두 좌표에 놓입니다 (방해 요인은 각각 {ka}개와 {kb}개). 정리는 각 표현을 회전을 제외하고만 정하고, 고유값 풀이기 하나는 두 모달리티에 같은 기저를 줄 것입니다. 그래서 따로 학습한 두 인코더가 그렇듯이, 각 모달리티를 자신의 무작위 직교 기저로 보여 줍니다 (세계의 시드로 정함: F_A R_A와 F_B R_B). 재생을 누르거나 t를 1까지 밀어 보세요. A가 맞춘 직교 행렬 Q만큼 회전합니다 (Q(t)는 회전들을 거쳐 I에서 Q로 가고, 보기 영역은 모든 t를 담습니다). 양쪽 모두 좋은 뷰이면 이때 두 점구름이 겹칩니다 (잔차는 반올림 오차 수준): 회전을 제외하면 같은 표현입니다. α를 올려 보세요. 나쁜 뷰는 고유값이 α λ인 방해 요인 방향을 더하고, 그 고유값이 B의 상위 d 안으로 올라오면 B는 자신의 방해 요인을 인코딩합니다. 이것은 어떤 회전으로도 되돌릴 수 없습니다."
+        );
+    }
     format!(
         "Each dot is one pair (state, nuisance of A, nuisance of B), placed at the first two coordinates of its optimal {}-dimensional representation in each modality ({ka} and {kb} nuisances). The theorem fixes each representation only up to a rotation, and one eigensolver would hand both modalities the same basis; so, as two separately trained encoders would, each modality is shown in its own random orthogonal basis (seeded by the world's seed: F_A R_A and F_B R_B). Press play, or slide t to 1: A turns by the fitted orthogonal Q (Q(t) goes from I to Q through rotations; the view box holds every t). With good views on both sides the clouds then coincide (residual at round-off): the same representation up to a rotation. Slide α up: bad views add the nuisance directions with eigenvalues α λ, and once they climb into B's top d, B encodes its nuisance, which no rotation can undo.",
         lab.settings.d

@@ -6,6 +6,7 @@ use crate::figures::draw::{self, BarMarks};
 use crate::figures::export::ExportButtons;
 use crate::figures::numbers;
 use crate::figures::svg;
+use crate::widgets::lang::{Lang, t};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -20,9 +21,13 @@ pub fn eigenvalue_one_multiplicity(values: &[f64]) -> usize {
 }
 
 /// The eigenvalue bars: top-d window dark, trivial pair grey, the gap dashed; a click picks
-/// an eigenvector.
+/// an eigenvector. Words in `lang` (the lesson's; English in the spectral tab).
 #[component]
-pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl IntoView {
+pub fn SpectrumCard(
+    lab: Arc<Lab>,
+    selected: RwSignal<Option<usize>>,
+    #[prop(optional, into)] lang: Signal<Lang>,
+) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let s = &lab.settings;
     let window_end = if s.skip_trivial {
@@ -74,38 +79,74 @@ pub fn SpectrumCard(lab: Arc<Lab>, selected: RwSignal<Option<usize>>) -> impl In
         )
     };
     let components = eigenvalue_one_multiplicity(&values);
+    let d = s.d;
+    let gap_line = move || match (gap, lang.get()) {
+        (Some(g), Lang::En) => format!(
+            "spectral gap after the top {d}: {}{}",
+            numbers::fixed(g, 6),
+            if g > 1e-9 {
+                ""
+            } else {
+                " — zero: the representation is not unique"
+            }
+        ),
+        (Some(g), Lang::Ko) => format!(
+            "상위 {d}개 다음의 스펙트럼 간격: {}{}",
+            numbers::fixed(g, 6),
+            if g > 1e-9 {
+                ""
+            } else {
+                " — 0: 표현이 유일하지 않습니다"
+            }
+        ),
+        (None, l) => t(
+            "no eigenvalue after the window: no gap",
+            "상위 d개 다음에 고유값이 없어 간격도 없습니다",
+        )
+        .get(l)
+        .to_string(),
+    };
     view! {
         <div class="card">
-            <h2>"Spectrum of K"<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" /></h2>
+            <h2>{t("Spectrum of K", "K의 스펙트럼").on(lang)}<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" lang=lang /></h2>
             <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
-            <div class="status">{match gap {
-                Some(g) => format!("spectral gap after the top {}: {}{}", s.d, numbers::fixed(g, 6), if g > 1e-9 { "" } else { " — zero: the representation is not unique" }),
-                None => "no eigenvalue after the window: no gap".into(),
-            }}</div>
-            {(components > 1).then(|| view! { <ComponentsNote components=components /> })}
-            <ValueList values=values selected=selected />
-            <p class="explain">
-                "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the
-                 \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1
-                 is repeated once per connected component of the positive-pair graph (a world whose
-                 clusters never pair with each other has one per cluster). The next d
-                 eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the
-                 gap after them (red dashed line) is positive, every optimal encoder equals F up to a
-                 rotation — the theorem. Click a bar to colour the states by its eigenvector."
-            </p>
+            <div class="status">{gap_line}</div>
+            {(components > 1).then(|| view! { <ComponentsNote components=components lang=lang /> })}
+            <ValueList values=values selected=selected lang=lang />
+            <p class="explain">{t(
+                "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the \
+                 \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1 \
+                 is repeated once per connected component of the positive-pair graph (a world whose \
+                 clusters never pair with each other has one per cluster). The next d \
+                 eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the \
+                 gap after them (red dashed line) is positive, every optimal encoder equals F up to a \
+                 rotation — the theorem. Click a bar to colour the states by its eigenvector.",
+                "K의 고유값은 [−1, 1] 안에 있습니다. 가장 큰 고유값은 언제나 1이고 그 고유벡터는 √p입니다. \
+                 이것이 \"자명한\" 방향(회색)으로, 어느 상태에 있는지에 대해 아무것도 알려 주지 않습니다. \
+                 고유값 1은 양성 쌍 그래프의 연결 성분마다 한 번씩 반복됩니다 (군집끼리 서로 짝지어지지 않는 \
+                 세계는 군집마다 하나씩 가집니다). 그다음 d개의 고유벡터(진한 색)가 최적의 d 차원 표현 \
+                 F = D^−1/2 U_d를 생성합니다. 그 뒤의 간격(빨간 점선)이 양수이면, 모든 최적 인코더는 회전을 \
+                 제외하면 F와 같습니다. 이것이 정리입니다. 막대를 클릭하면 그 고유벡터로 상태를 색칠합니다.",
+            ).on(lang)}</p>
         </div>
     }
 }
 
 /// What a repeated eigenvalue 1 means: one connected component of the positive-pair
-/// graph each (`components` > 1).
+/// graph each (`components` > 1), in `lang`.
 #[component]
-fn ComponentsNote(components: usize) -> impl IntoView {
+fn ComponentsNote(components: usize, lang: Signal<Lang>) -> impl IntoView {
     view! {
-        <p class="status warn" id="components-note" data-components=components.to_string()>{format!(
+        <p class="status warn" id="components-note" data-components=components.to_string()>{move || match lang.get() {
+            Lang::Ko => format!(
+            "고유값 1이 {components}번 나타납니다: 양성 쌍 그래프에 연결 성분이 {components}개 있습니다 (양성 쌍의 사슬로 이어지지 않는 관측들의 무리). K는 성분마다 고유값 1의 고유벡터를 하나씩 가지며, 그것은 그 성분으로 제한한 √p입니다. √p 자체는 이들의 합이고, 그 {components}차원 공간의 어떤 정규직교 기저도 다른 기저만큼 타당합니다. \"자명한 쌍 건너뛰기\"는 √p만 뺍니다. 풀이기가 돌려준 나머지 {}개의 고유값 1 벡터는 성분 지시 벡터들의 임의의 혼합이어서, 관측이 어느 성분에 속하는지만 알려 줄 뿐 그보다 자세한 것은 알려 주지 않습니다. 연결된 세계 (ring, grid, scenes)를 고르면 고유값 1이 하나만 보입니다.",
+            components - 1
+            ),
+            Lang::En => format!(
             "Eigenvalue 1 appears {components} times: the positive-pair graph has {components} connected components (groups of observations that no chain of positive pairs links). K has one eigenvalue-1 eigenvector per component, √p restricted to it; √p itself is their sum, and any orthonormal basis of that {components}-dimensional space is as valid as another. \"Skip trivial\" leaves out √p only: the other {} eigenvalue-1 vectors the solver returned are arbitrary mixtures of component indicators, and they say which component an observation is in, nothing finer. Pick a connected world (ring, grid, scenes) to see one eigenvalue 1.",
             components - 1
-        )}</p>
+            ),
+        }}</p>
     }
 }
 
@@ -116,12 +157,19 @@ fn ComponentsNote(components: usize) -> impl IntoView {
 /// own listeners were a visible part of redrawing after an alpha change.
 /// Long spectra (up to 1,536 observations) are folded after LIST_HEAD values behind
 /// "show all", so the card stays readable; data-values always holds every value.
+///
+/// Titles and the fold button in `lang`.
 #[component]
-fn ValueList(values: Vec<f64>, selected: RwSignal<Option<usize>>) -> impl IntoView {
+fn ValueList(
+    values: Vec<f64>,
+    selected: RwSignal<Option<usize>>,
+    lang: Signal<Lang>,
+) -> impl IntoView {
     let n = values.len();
     let data_values = serde_json::to_string(&values).unwrap_or_default();
     let show_all = RwSignal::new(false);
     let value_spans = move || -> String {
+        let word = t("eigenvalue", "고유값").get(lang.get());
         let shown = if show_all.get() {
             values.len()
         } else {
@@ -132,7 +180,7 @@ fn ValueList(values: Vec<f64>, selected: RwSignal<Option<usize>>) -> impl IntoVi
             .enumerate()
             .map(|(j, v)| {
                 format!(
-                    r#"<span class="ev" title="eigenvalue {j}" data-j="{j}">{}</span> "#,
+                    r#"<span class="ev" title="{word} {j}" data-j="{j}">{}</span> "#,
                     numbers::fixed(*v, 6)
                 )
             })
@@ -153,7 +201,12 @@ fn ValueList(values: Vec<f64>, selected: RwSignal<Option<usize>>) -> impl IntoVi
         <div class="eigs" id="eigenvalues" data-values=data_values on:click=on_value inner_html=value_spans></div>
         {folded.then(|| view! {
             <button id="eigs-show-all" class="link" on:click=move |_| show_all.update(|a| *a = !*a)>
-                {move || if show_all.get() { format!("show the first {} only", numbers::LIST_HEAD) } else { format!("show all {n} eigenvalues") }}
+                {move || match (show_all.get(), lang.get()) {
+                    (true, Lang::En) => format!("show the first {} only", numbers::LIST_HEAD),
+                    (true, Lang::Ko) => format!("처음 {}개만 보기", numbers::LIST_HEAD),
+                    (false, Lang::En) => format!("show all {n} eigenvalues"),
+                    (false, Lang::Ko) => format!("고유값 {n}개 모두 보기"),
+                }}
             </button>
         })}
     }
