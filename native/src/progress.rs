@@ -92,13 +92,21 @@ impl Progress {
     /// A bar on a terminal, status lines elsewhere, nothing under `--quiet`; shown from
     /// the start (training runs, where the first line confirms the run began).
     pub fn new(label: &str, total: usize, first: usize, samples_per_step: usize) -> Self {
-        Self::after(label, total, first, samples_per_step, Duration::ZERO)
+        Self::after(
+            label,
+            total,
+            first,
+            samples_per_step,
+            Duration::ZERO,
+            Instant::now(),
+        )
     }
 
-    /// As [`Progress::new`] for a job that may be short (a metrics report, a matching):
-    /// nothing is shown unless it is still running after `PRH_PROGRESS_DELAY` seconds.
-    pub fn deferred(label: &str, total: usize) -> Self {
-        Self::after(label, total, 0, 0, delay())
+    /// As [`Progress::new`] for a job that may be short (a metrics report, a matching)
+    /// and began at `started`: nothing is shown unless it is still running
+    /// `PRH_PROGRESS_DELAY` seconds after that; its rate and ETA count from then.
+    pub fn deferred(label: &str, total: usize, started: Instant) -> Self {
+        Self::after(label, total, 0, 0, delay(), started)
     }
 
     fn after(
@@ -107,6 +115,7 @@ impl Progress {
         first: usize,
         samples_per_step: usize,
         delay: Duration,
+        started: Instant,
     ) -> Self {
         let shown = if QUIET.load(Ordering::Relaxed) {
             Shown::Nothing
@@ -123,7 +132,7 @@ impl Progress {
             total: total as u64,
             first: first as u64,
             samples_per_step: samples_per_step as f64,
-            start: Instant::now(),
+            start: started,
             delay,
             shown,
         };
@@ -169,12 +178,10 @@ impl Progress {
         let loss_text = loss.map_or(String::new(), |l| format!(" loss {l:.4}"));
         self.draw_bar(step);
         match &mut self.shown {
-            Shown::Nothing => {}
-            Shown::Bar(bar) => {
-                if let Some(bar) = bar {
-                    bar.set_position(step);
-                    bar.set_message(loss_text.trim().to_string());
-                }
+            Shown::Nothing | Shown::Bar(None) => {}
+            Shown::Bar(Some(bar)) => {
+                bar.set_position(step);
+                bar.set_message(loss_text.trim().to_string());
             }
             Shown::Lines { every, last } => {
                 let now = Instant::now();
@@ -218,13 +225,18 @@ impl Progress {
 pub struct Phases {
     label: String,
     current: Option<(&'static str, Progress)>,
+    /// When the last tick (or the job) came: the core ticks after each unit, so a phase's
+    /// first tick arrives one unit after the phase began, which was at the tick before.
+    last: Instant,
 }
 
 impl Phases {
+    /// A job starting now.
     pub fn new(label: &str) -> Self {
         Phases {
             label: label.to_string(),
             current: None,
+            last: Instant::now(),
         }
     }
 
@@ -233,11 +245,13 @@ impl Phases {
         if self.current.as_ref().is_none_or(|(p, _)| *p != t.phase) {
             self.finish();
             let name = format!("{} {}", self.label, t.phase);
-            self.current = Some((t.phase, Progress::deferred(&name, t.total)));
+            let progress = Progress::deferred(&name, t.total, self.last);
+            self.current = Some((t.phase, progress));
         }
         if let Some((_, progress)) = &mut self.current {
             progress.count(t.done);
         }
+        self.last = Instant::now();
     }
 
     /// The job is over.
@@ -251,6 +265,27 @@ impl Phases {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A phase's rate and delay count from when it began (the previous tick, or the
+    /// job's start), not from its first tick, which comes only after its first unit.
+    #[test]
+    fn a_phase_starts_at_the_tick_before_its_first() {
+        use prh_core::progress::Tick;
+        let mut phases = Phases::new("job");
+        let began = phases.last;
+        let t = |phase, done| Tick {
+            phase,
+            done,
+            total: 2,
+        };
+        phases.tick(t("a", 1));
+        assert_eq!(phases.current.as_ref().unwrap().1.start, began);
+        phases.tick(t("a", 2));
+        let end_of_a = phases.last;
+        phases.tick(t("b", 1));
+        let (phase, progress) = phases.current.as_ref().unwrap();
+        assert_eq!((*phase, progress.start), ("b", end_of_a));
+    }
 
     #[test]
     fn clock_format() {
