@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod backend;
+mod cluster;
 mod cmd;
 mod output;
 mod progress;

@@ -140,6 +140,20 @@ impl Request {
         task_kind(&path.display().to_string(), &text, &self.sets).unwrap_or(TaskKind::Text)
     }
 
+    /// The run folder of this request as a node other than node 0 of a multi-node run
+    /// sees it: node 0's folder (which may already hold this run's first files), read and
+    /// never written here.
+    pub fn open_shared<C: RunConfigFile>(&self) -> Result<RunFolder<C>> {
+        match &self.resume {
+            Some(dir) => resume(dir, &self.sets),
+            None => {
+                let p = self.config.as_ref().context("--config is required")?;
+                let cfg = C::parse(&p.display().to_string(), &read_config(p)?, &self.sets)?;
+                Ok(RunFolder::new(cfg, run_dir(self.out.as_deref(), p)))
+            }
+        }
+    }
+
     /// The run folder of this request, with its resolved config: a new one (refused where
     /// a run already is) or, with `--resume`, the existing one and its latest checkpoint.
     pub fn open<C: RunConfigFile>(&self) -> Result<RunFolder<C>> {
@@ -154,14 +168,19 @@ impl Request {
     }
 }
 
-/// The folder of a new run from config `p`: `out`, else `runs/<config name>`; refuses one
-/// that already holds a run (that one continues with `--resume`).
-fn new_run_dir(out: Option<&Path>, p: &Path) -> Result<PathBuf> {
+/// The folder of a run from config `p`: `out`, else `runs/<config name>`.
+fn run_dir(out: Option<&Path>, p: &Path) -> PathBuf {
     let stem = p
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_else(|| "run".into());
-    let dir = out.map_or_else(|| PathBuf::from("runs").join(stem), Path::to_path_buf);
+    out.map_or_else(|| PathBuf::from("runs").join(stem), Path::to_path_buf)
+}
+
+/// The folder of a new run from config `p`: `out`, else `runs/<config name>`; refuses one
+/// that already holds a run (that one continues with `--resume`).
+fn new_run_dir(out: Option<&Path>, p: &Path) -> Result<PathBuf> {
+    let dir = run_dir(out, p);
     if dir.join("metrics.jsonl").exists() {
         bail!(
             "{} already holds a run; continue it with --resume {0} or choose another --out",

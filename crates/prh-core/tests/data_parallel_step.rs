@@ -110,7 +110,7 @@ fn parallel<T: TrainTask<AB> + Sync>(
     w: usize,
 ) -> StepResult {
     let devices = vec![Default::default(); w];
-    let mut p = parallel_step::<AB, _>(t, model, step, &devices).unwrap();
+    let mut p = parallel_step::<AB, _>(t, model, step, &devices, None).unwrap();
     let norm = clip_global_norm::<AB, _>(model, &mut p.grads, 0.0);
     let grad = flat(model, Some(&p.grads));
     StepResult {
@@ -337,7 +337,7 @@ fn bad_splits_are_refused_with_the_field() {
     let model: TextEncoder<AB> = t.spec.init(&device).unwrap();
     // 16 groups over 3 replicas.
     let devices = vec![Default::default(); 3];
-    let e = parallel_step::<AB, _>(&mut t, &model, 0, &devices)
+    let e = parallel_step::<AB, _>(&mut t, &model, 0, &devices, None)
         .err()
         .unwrap()
         .to_string();

@@ -21,6 +21,7 @@
 use super::train_decoder;
 use super::train_scene;
 use crate::backend::{Devices, OnTrainBackend, on_train_backend};
+use crate::cluster::{Cluster, NodeArgs};
 use crate::run_folder::{Request, RunFolder, read_tokenizer};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -31,7 +32,7 @@ use prh_core::tasks::text::{EvalSet, TextTask, embed_texts};
 use prh_core::text::corpus::{self, Corpus, DataSource};
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
-use prh_core::train::{TrainSummary, train_on_devices};
+use prh_core::train::{RunSink, TrainSummary, train_on_nodes};
 use std::path::{Path, PathBuf};
 
 /// Train a text JEPA (good / bad views) or the next-token baseline.
@@ -55,6 +56,9 @@ pub struct Args {
     /// Data directory (default $PRH_DATA, else ../shared/data).
     #[arg(long)]
     pub data: Option<PathBuf>,
+    /// Several processes or machines training one run (docs/scaling.md).
+    #[command(flatten)]
+    pub nodes: NodeArgs,
 }
 
 impl Args {
@@ -287,9 +291,13 @@ fn eval_set(cfg: &TrainConfig, held: &Heldout) -> Result<Option<EvalSet>> {
 /// `devices` (one per `run.data_parallel` replica; replica 0 holds the model, optimiser
 /// and checkpoints).
 fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+    if args.nodes.node_rank > 0 {
+        return follow_text::<B>(args, devices);
+    }
     let device = devices.main();
     let folder = args.request().open::<TrainConfig>()?;
     let cfg = &folder.cfg;
+    check_nodes(&args.nodes, cfg)?;
     // Fail now, not at the first checkpoint, if the folder cannot be written (the free
     // space check needs the model size and follows once the model is built).
     prh_core::train::checkpoint::check_writable(&folder.dir)?;
@@ -322,7 +330,9 @@ fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()
             cfg.views.batch_size / replicas.len()
         );
     }
-    let summary = train_on_devices::<B, _>(
+    // Node 0 joins after writing the folder's tokenizer and config, which the others read.
+    let cluster = join_nodes::<B>(&args.nodes, &config_toml, folder.start_step(), &device)?;
+    let summary = train_on_nodes::<B, _>(
         &mut task,
         &cfg.run,
         &cfg.optim,
@@ -330,9 +340,120 @@ fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()
         folder.resume.as_ref(),
         &mut sink,
         &replicas,
+        cluster.as_ref().map(|c| c as _),
     )?;
     sink.progress.finish();
-    export_embeddings(&folder, &task, &summary, (&held.texts, &held.ids), &device)
+    export_embeddings(&folder, &task, &summary, (&held.texts, &held.ids), &device)?;
+    if let Some(c) = cluster {
+        c.finish();
+    }
+    Ok(())
+}
+
+/// Refuses a multi-node split that the batch cannot take (naming --nodes).
+fn check_nodes(nodes: &NodeArgs, cfg: &TrainConfig) -> Result<()> {
+    if !nodes.multi() {
+        return Ok(());
+    }
+    nodes.check()?;
+    let workers = nodes.nodes * cfg.run.data_parallel;
+    if !cfg.views.batch_size.is_multiple_of(workers) {
+        bail!(
+            "--nodes {} x run.data_parallel = {} = {workers} workers do not divide \
+             views.batch_size = {}: each worker takes batch_size / (nodes x data_parallel) groups",
+            nodes.nodes,
+            cfg.run.data_parallel,
+            cfg.views.batch_size
+        );
+    }
+    Ok(())
+}
+
+/// Joins the other nodes (`None` for a run of one process), on the inner backend of `B`.
+fn join_nodes<B: AutodiffBackend>(
+    nodes: &NodeArgs,
+    config_toml: &str,
+    start_step: usize,
+    device: &B::Device,
+) -> Result<Option<Cluster>> {
+    if !nodes.multi() {
+        return Ok(None);
+    }
+    eprintln!(
+        "node {}/{}: joining the run at {} (waiting up to {} s for every node)",
+        nodes.node_rank, nodes.nodes, nodes.coordinator, nodes.join_timeout
+    );
+    let c = Cluster::join::<B::InnerBackend>(nodes, config_toml, start_step, device)?;
+    eprintln!(
+        "node {}/{}: all {} nodes joined; training",
+        nodes.node_rank, nodes.nodes, nodes.nodes
+    );
+    Ok(Some(c))
+}
+
+/// A node other than node 0: trains its shards of every step in step with the others and
+/// writes nothing (node 0 writes the run folder, logs and checkpoints). It reads node 0's
+/// tokenizer from the run folder (or `tokenizer.path`) and, with `--resume`, node 0's
+/// checkpoint: the folder must be on a file system every node sees.
+fn follow_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+    let device = devices.main();
+    let folder = args.request().open_shared::<TrainConfig>()?;
+    let cfg = &folder.cfg;
+    check_nodes(&args.nodes, cfg)?;
+    let data = args.data.as_deref();
+    let train_corpus = training_corpus(cfg, data)?;
+    let config_toml = cfg.to_toml()?;
+    let cluster = join_nodes::<B>(&args.nodes, &config_toml, folder.start_step(), &device)?
+        .context("--node-rank > 0 needs --nodes > 1")?;
+    let tok = if cfg.tokenizer.path.is_empty() {
+        read_tokenizer(&folder.path("tokenizer.json")).context(
+            "reading node 0's tokenizer from the run folder (is --out shared by every node?)",
+        )?
+    } else {
+        read_tokenizer(Path::new(&cfg.tokenizer.path))?
+    };
+    let mut task = if cfg.data.source == DataSource::Shards {
+        TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
+    } else {
+        TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
+    };
+    let replicas = devices.replicas(cfg.run.data_parallel);
+    let mut sink = Silent(std::time::Instant::now());
+    let summary = train_on_nodes::<B, _>(
+        &mut task,
+        &cfg.run,
+        &cfg.optim,
+        &config_toml,
+        folder.resume.as_ref(),
+        &mut sink,
+        &replicas,
+        Some(&cluster),
+    )?;
+    cluster.finish();
+    eprintln!(
+        "node {}/{}: done, {} steps, last loss {:.4}",
+        args.nodes.node_rank, args.nodes.nodes, summary.steps, summary.last_loss
+    );
+    Ok(())
+}
+
+/// The sink of a node other than node 0: it logs and saves nothing.
+struct Silent(std::time::Instant);
+
+impl RunSink for Silent {
+    fn now(&self) -> f64 {
+        self.0.elapsed().as_secs_f64()
+    }
+    fn log(&mut self, _: &serde_json::Value) -> prh_core::Result<()> {
+        Ok(())
+    }
+    fn save(
+        &mut self,
+        _: &str,
+        _: &prh_core::train::checkpoint::Checkpoint,
+    ) -> prh_core::Result<()> {
+        Ok(())
+    }
 }
 
 /// `embeddings.npy` (the held-out `texts` embedded by the final model) and
@@ -373,7 +494,15 @@ pub fn run(args: Args) -> Result<()> {
     impl OnTrainBackend for Train<'_> {
         type Out = ();
         fn run<B: AutodiffBackend>(self, devices: Devices<B>) -> Result<()> {
-            match self.0.request().task_kind() {
+            let kind = self.0.request().task_kind();
+            if self.0.nodes.multi() && kind != TaskKind::Text {
+                bail!(
+                    "--nodes {}: only text runs train on several nodes (this config's task.kind \
+                     is a scene run); use run.data_parallel for replicas in one process",
+                    self.0.nodes.nodes
+                );
+            }
+            match kind {
                 TaskKind::Text => train_text::<B>(self.0, devices),
                 TaskKind::SceneImage | TaskKind::SceneCaption => {
                     train_scene::train(&self.0.request(), devices)

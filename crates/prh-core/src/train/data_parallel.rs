@@ -22,6 +22,14 @@
 //!
 //! The caller then clips and steps the main model once; the next step forks again.
 //!
+//! **Several nodes** (processes, usually machines; [`Nodes`]): node `r` of `N` runs the
+//! same `W` replicas on global shards `r W + k` of `N W`, and two all-reduces per step make
+//! it the same step as one process on the whole batch: stage 4's statistics (one flat
+//! vector) and stage 6's summed gradients (one flat vector, as PyTorch's DDP buckets
+//! them). Every node then clips and steps its own copy of the model with the same
+//! gradients, so the copies stay equal without a broadcast. The engine that carries the
+//! all-reduce is the caller's (the native binary: burn's collective engine).
+//!
 //! Stages 3 and 5 run the replicas concurrently, one host thread each ([`on_replicas`]):
 //! on the CPU backend that puts `W` cores to work on `W` shards (each replica's ops,
 //! element-wise and bookkeeping included, on its own core, rather than one op at a time
@@ -109,18 +117,156 @@ pub struct ShardOutput<B: Backend> {
     pub items: usize,
 }
 
-/// The result of one data-parallel step, before clipping and the optimiser.
+/// The result of one data-parallel step, before clipping and the optimiser (with
+/// [`Nodes`], of the whole step over all nodes).
 pub struct ParallelStep {
     /// The batch loss (equal to the single-device loss of the same batch).
     pub loss: f64,
     /// Named loss terms of the batch.
     pub terms: Vec<(&'static str, f64)>,
-    /// Tokens processed by all shards.
+    /// Tokens processed by all shards (of all nodes).
     pub items: usize,
     /// Mean per-dimension std of the embeddings over the batch (JEPA only).
     pub embedding_std: Option<f64>,
     /// Gradients of the batch loss, summed over replicas, on `devices[0]`.
     pub grads: GradientsParams,
+}
+
+/// The nodes of a multi-node run, seen from one of them: this process is node
+/// `node().index` of `node().count`, each node running its own replicas; the all-reduce
+/// sums over all nodes. Implemented by the caller (prh-native: burn-collective over the
+/// network), so prh-core needs no networking.
+pub trait Nodes<B: Backend>: Sync {
+    /// This node (`index`) of `count` nodes.
+    fn node(&self) -> Shard;
+    /// `sum over nodes of x`, element-wise, the same result on every node. Every node calls
+    /// it the same number of times with the same lengths, in the same order.
+    ///
+    /// # Shapes
+    /// `[n]` -> `[n]`.
+    fn all_reduce_sum(&self, x: Tensor<B, 1>) -> Result<Tensor<B, 1>>;
+}
+
+/// `parts` summed over all nodes in one all-reduce (flattened, concatenated, summed and
+/// split back; detached: every use is a constant), or unchanged with no `nodes`.
+///
+/// # Shapes
+/// `[n_i]` each -> `[n_i]` each.
+fn node_sum<B: AutodiffBackend>(
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
+    parts: Vec<Tensor<B, 1>>,
+) -> Result<Vec<Tensor<B, 1>>> {
+    let Some(nodes) = nodes else {
+        return Ok(parts);
+    };
+    let lens: Vec<usize> = parts.iter().map(|p| p.dims()[0]).collect();
+    let flat = Tensor::cat(parts.into_iter().map(|p| p.detach().inner()).collect(), 0);
+    let total = Tensor::<B, 1>::from_inner(nodes.all_reduce_sum(flat)?);
+    let mut at = 0;
+    Ok(lens
+        .into_iter()
+        .map(|n| {
+            at += n;
+            total.clone().narrow(0, at - n, n)
+        })
+        .collect())
+}
+
+/// `(C, S)` pairs `[a, b]` summed over all nodes (see [`node_sum`]).
+fn node_sum_pairs<B: AutodiffBackend>(
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
+    pairs: Vec<(Tensor<B, 2>, Tensor<B, 2>)>,
+) -> Result<Vec<(Tensor<B, 2>, Tensor<B, 2>)>> {
+    if nodes.is_none() {
+        return Ok(pairs);
+    }
+    let dims: Vec<[usize; 2]> = pairs.iter().map(|(c, _)| c.dims()).collect();
+    let flat = pairs
+        .into_iter()
+        .flat_map(|(c, s)| [c.reshape([-1]), s.reshape([-1])])
+        .collect();
+    let mut summed = node_sum(nodes, flat)?.into_iter();
+    dims.into_iter()
+        .map(|d| match (summed.next(), summed.next()) {
+            (Some(c), Some(s)) => Ok((c.reshape(d), s.reshape(d))),
+            _ => Err(Error::invalid(
+                "multi-node step: ECF sums lost in the all-reduce",
+            )),
+        })
+        .collect()
+}
+
+/// Collects every float parameter's gradient, flattened, in visiting order.
+struct GradFlatten<'a, B: AutodiffBackend> {
+    grads: &'a GradientsParams,
+    flat: Vec<Tensor<B::InnerBackend, 1>>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for GradFlatten<'_, B> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
+            self.flat.push(g.reshape([-1]));
+        }
+    }
+}
+
+/// Replaces every float parameter's gradient with its slice of `total`, in visiting order.
+struct GradUnflatten<'a, B: AutodiffBackend> {
+    grads: &'a mut GradientsParams,
+    total: Tensor<B::InnerBackend, 1>,
+    at: usize,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for GradUnflatten<'_, B> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
+            let dims = g.dims();
+            let n = g.shape().num_elements();
+            let part = self.total.clone().narrow(0, self.at, n);
+            self.at += n;
+            self.grads
+                .register::<B::InnerBackend, D>(param.id, part.reshape(dims));
+        }
+    }
+}
+
+/// Stage 6 across nodes: every gradient of `model` in `grads`, and `items`, summed over
+/// all nodes in one all-reduce (the gradients flattened into one vector in the model's
+/// visiting order, which is the same on every node). Returns the nodes' total `items`.
+pub fn sum_grads_over_nodes<B: AutodiffBackend, M: burn::module::AutodiffModule<B>>(
+    nodes: &dyn Nodes<B::InnerBackend>,
+    model: &M,
+    grads: &mut GradientsParams,
+    items: usize,
+) -> Result<usize> {
+    let mut flatten = GradFlatten::<B> {
+        grads,
+        flat: Vec::new(),
+    };
+    model.visit(&mut flatten);
+    let mut flat = flatten.flat;
+    let Some(device) = flat.first().map(|t| t.device()) else {
+        return Err(Error::invalid(
+            "multi-node step: the model has no gradients",
+        ));
+    };
+    let n: usize = flat.iter().map(|t| t.dims()[0]).sum();
+    // The item count rides along (exact in f32 below 2^24 per step).
+    flat.push(Tensor::from_floats([items as f32], &device));
+    let total = nodes.all_reduce_sum(Tensor::cat(flat, 0))?;
+    let items = total
+        .clone()
+        .narrow(0, n, 1)
+        .into_scalar()
+        .elem::<f64>()
+        .round() as usize;
+    let mut unflatten = GradUnflatten::<B> {
+        grads,
+        total,
+        at: 0,
+    };
+    model.visit(&mut unflatten);
+    Ok(items)
 }
 
 /// Checks that `w` replicas can split a batch of `batch` groups evenly.
@@ -151,8 +297,10 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     model: &T::Model,
     step: usize,
     devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<ParallelStep> {
     let w = devices.len();
+    let node = nodes.map_or(Shard::WHOLE, |n| n.node());
     let Some(main) = devices.first() else {
         return Err(Error::invalid("data-parallel step: no devices"));
     };
@@ -170,7 +318,15 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     // 4a. Each shard's batch statistics, on its thread.
     let forwarded = on_replicas(forks, |k, (r, d)| {
         let out = task
-            .shard_step(&r, step, Shard { index: k, count: w }, d)
+            .shard_step(
+                &r,
+                step,
+                Shard {
+                    index: node.index * w + k,
+                    count: node.count * w,
+                },
+                d,
+            )
             .and_then(|o| Ok((reduce_shard(o.loss, step, d)?, o.items)));
         (r, out)
     });
@@ -182,7 +338,7 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         items += n;
     }
     // 4b. Their combination here: the batch loss and each replica's surrogate loss.
-    let combined = combine(reduced, step, devices)?;
+    let combined = combine(reduced, step, devices, nodes)?;
     // 5-6. Backward per replica; gradients moved to the main device and summed.
     let jobs: Vec<(Tensor<B, 1>, T::Model)> =
         combined.surrogates.into_iter().zip(replicas).collect();
@@ -194,12 +350,16 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     for (g, replica) in grads {
         acc.accumulate::<B>(model, g.to_device(main, &replica));
     }
+    let mut grads = acc.grads();
+    if let Some(nodes) = nodes {
+        items = sum_grads_over_nodes::<B, _>(nodes, model, &mut grads, items)?;
+    }
     Ok(ParallelStep {
         loss: combined.loss,
         terms: combined.terms,
         items,
         embedding_std: combined.embedding_std,
-        grads: acc.grads(),
+        grads,
     })
 }
 
@@ -362,6 +522,7 @@ fn combine<B: AutodiffBackend>(
     reduced: Vec<Reduced<B>>,
     step: usize,
     devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<Combined<B>> {
     let mixed = || Error::invalid("data-parallel step: shards of different kinds");
     if matches!(reduced.first(), Some(Reduced::Jepa(_))) {
@@ -372,7 +533,7 @@ fn combine<B: AutodiffBackend>(
                 Reduced::Mean { .. } => Err(mixed()),
             })
             .collect::<Result<Vec<_>>>()?;
-        combine_jepa(shards, step, devices)
+        combine_jepa(shards, step, devices, nodes)
     } else {
         let mut term = "loss";
         let parts = reduced
@@ -385,7 +546,7 @@ fn combine<B: AutodiffBackend>(
                 Reduced::Jepa(_) => Err(mixed()),
             })
             .collect::<Result<Vec<_>>>()?;
-        combine_mean(term, parts)
+        combine_mean(term, parts, nodes)
     }
 }
 
@@ -397,6 +558,7 @@ fn combine_jepa<B: AutodiffBackend>(
     shards: Vec<JepaShard<B>>,
     step: usize,
     devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<Combined<B>> {
     let main = &devices[0];
     let Some(first) = shards.first() else {
@@ -421,6 +583,20 @@ fn combine_jepa<B: AutodiffBackend>(
         col_sum = col_sum + s.col_sum.clone().to_device(main);
         col_sq = col_sq + s.col_sq.clone().to_device(main);
     }
+    // Over nodes: the same sums over the whole batch, and its group count.
+    let (n, inv_total, col_sum, col_sq) = match nodes {
+        None => (n, inv_total, col_sum, col_sq),
+        Some(_) => {
+            let count = Tensor::<B, 1>::from_floats([n as f32], main);
+            let mut t = node_sum(nodes, vec![inv_total, col_sum, col_sq, count])?.into_iter();
+            let mut next = || {
+                t.next()
+                    .ok_or_else(|| Error::invalid("multi-node step: sums lost"))
+            };
+            let (inv, cs, cq, count) = (next()?, next()?, next()?, next()?);
+            (scalar(count).round() as usize, inv, cs, cq)
+        }
+    };
     let scale = (v * n * d) as f64;
     let invariance = scalar(inv_total.div_scalar(scale));
     // Bessel-corrected variance per dimension over all V*N rows (as Tensor::var).
@@ -434,7 +610,7 @@ fn combine_jepa<B: AutodiffBackend>(
     let (total, mut terms, surrogates) = match loss.kind {
         LossKind::Sigreg => {
             let (sigreg, sig_surrogates) =
-                combine_sigreg(objective, n, v, d, &loss, seed, step, devices)?;
+                combine_sigreg(objective, n, v, d, &loss, seed, step, devices, nodes)?;
             // total = invariance + lambda SIGReg; surrogate_k = inv_k / (V N d) + lambda <G, ECF_k>.
             let surrogates = inv_parts
                 .into_iter()
@@ -448,7 +624,7 @@ fn combine_jepa<B: AutodiffBackend>(
             )
         }
         // The invariance is only logged: the spectral loss has its own positive term.
-        LossKind::Spectral => combine_spectral(objective, n, v, devices)?,
+        LossKind::Spectral => combine_spectral(objective, n, v, devices, nodes)?,
     };
     terms.insert(0, ("invariance", invariance));
     Ok(Combined {
@@ -491,6 +667,7 @@ fn combine_sigreg<B: AutodiffBackend>(
     seed: u64,
     step: usize,
     devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<(f64, Vec<Tensor<B, 1>>)> {
     let main = &devices[0];
     let st_main = sigreg_tensors::<B>(loss, d, seed, step, main)?;
@@ -511,7 +688,7 @@ fn combine_sigreg<B: AutodiffBackend>(
             }
         }
     }
-    let means: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = ecf_total
+    let means: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = node_sum_pairs(nodes, ecf_total)?
         .into_iter()
         .map(|(c, s)| (c.div_scalar(n as f64), s.div_scalar(n as f64)))
         .collect();
@@ -561,6 +738,7 @@ fn combine_spectral<B: AutodiffBackend>(
     n: usize,
     v: usize,
     devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<ObjectivePart<B>> {
     let main = &devices[0];
     let shards = of_kind(objective, |o| match o {
@@ -586,6 +764,26 @@ fn combine_spectral<B: AutodiffBackend>(
         total.second = total.second + constant(&s.second, main);
         total.first_within = total.first_within + constant(&s.first_within, main);
         total.second_within = total.second_within + constant(&s.second_within, main);
+    }
+    if nodes.is_some() {
+        let dd = [d, d];
+        let parts = vec![
+            total.positive,
+            total.first,
+            total.second.reshape([-1]),
+            total.first_within,
+            total.second_within,
+        ];
+        let mut t = node_sum(nodes, parts)?.into_iter();
+        let mut next = || {
+            t.next()
+                .ok_or_else(|| Error::invalid("multi-node step: sums lost"))
+        };
+        total.positive = next()?;
+        total.first = next()?;
+        total.second = next()?.reshape(dd);
+        total.first_within = next()?;
+        total.second_within = next()?;
     }
     let l = spectral_loss_from_sums(&total)?;
     let (c_pos, c_ind) = normalisers(n, v)?;
@@ -621,18 +819,33 @@ fn combine_spectral<B: AutodiffBackend>(
 fn combine_mean<B: AutodiffBackend>(
     term: &'static str,
     parts: Vec<(Tensor<B, 1>, usize)>,
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
 ) -> Result<Combined<B>> {
-    let count: usize = parts.iter().map(|p| p.1).sum();
+    let mut count: usize = parts.iter().map(|p| p.1).sum();
+    let mut sum = parts
+        .iter()
+        .map(|(s, _)| scalar(s.clone().detach()))
+        .sum::<f64>();
+    if nodes.is_some() {
+        let Some(device) = parts.first().map(|(s, _)| s.device()) else {
+            return Err(Error::invalid("data-parallel step: no shards"));
+        };
+        let local = Tensor::<B, 1>::from_floats([sum as f32, count as f32], &device);
+        let total = node_sum(nodes, vec![local])?.remove(0);
+        let v = total.into_data().convert::<f64>().to_vec::<f64>();
+        let Ok(&[s, c]) = v.as_deref() else {
+            return Err(Error::invalid(
+                "multi-node step: the item sums lost in the all-reduce",
+            ));
+        };
+        (sum, count) = (s, c.round() as usize);
+    }
     if count == 0 {
         return Err(Error::invalid(
             "data-parallel step: no items to average in the batch",
         ));
     }
-    let total = parts
-        .iter()
-        .map(|(s, _)| scalar(s.clone().detach()))
-        .sum::<f64>()
-        / count as f64;
+    let total = sum / count as f64;
     let surrogates = parts
         .into_iter()
         .map(|(s, _)| s.div_scalar(count as f64))

@@ -63,7 +63,7 @@ use crate::train::config::LossConfig;
 use crate::train::config::LossKind;
 use crate::train::config::OptimConfig;
 use crate::train::config::RunConfig;
-use crate::train::data_parallel::{Shard, ShardOutput, parallel_step};
+use crate::train::data_parallel::{Nodes, Shard, ShardOutput, parallel_step};
 use crate::train::schedule::WarmupCosine;
 use crate::train::sigreg::{Quadrature, SigregTensors, random_directions, sigreg_tensor};
 use crate::train::spectral_loss::spectral_loss;
@@ -442,6 +442,27 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     sink: &mut dyn RunSink,
     devices: &[B::Device],
 ) -> Result<TrainSummary<T::Model>> {
+    train_on_nodes(task, run, optim, config_toml, resume, sink, devices, None)
+}
+
+/// [`train_on_devices`] as one node of a multi-node run ([`Nodes`]; `None`: this process
+/// alone): every node runs the same loop on its shards of each batch, the batch
+/// statistics and gradients are summed over the nodes
+/// ([`crate::train::data_parallel`]), so each node's model follows the single-process
+/// run. Only node 0 evaluates; whether a node saves checkpoints is its `sink`'s choice
+/// (prh-native: node 0 writes them, once).
+#[allow(clippy::too_many_arguments)]
+pub fn train_on_nodes<B: AutodiffBackend, T: TrainTask<B> + Sync>(
+    task: &mut T,
+    run: &RunConfig,
+    optim: &OptimConfig,
+    config_toml: &str,
+    resume: Option<&Checkpoint>,
+    sink: &mut dyn RunSink,
+    devices: &[B::Device],
+    nodes: Option<&dyn Nodes<B::InnerBackend>>,
+) -> Result<TrainSummary<T::Model>> {
+    let lead = nodes.is_none_or(|n| n.node().index == 0);
     if run.data_parallel == 0 || devices.len() != run.data_parallel {
         return Err(Error::invalid(format!(
             "run.data_parallel = {}: expected at least 1, and one device per replica \
@@ -505,7 +526,7 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     }
     for step in start..end {
         // 1-5. Views, forward and losses (the task's part), guards, backward.
-        let (loss, terms, std, mut grads) = if devices.len() == 1 {
+        let (loss, terms, std, mut grads) = if devices.len() == 1 && nodes.is_none() {
             let out = task.step(&model, step, device)?;
             items_since += out.items;
             // 4. Guards. The loss is read before backward so a NaN never reaches the weights.
@@ -520,7 +541,7 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         } else {
             // W replicas: shard forwards, batch statistics, backward per replica, gradients
             // summed on devices[0]. The guards run before the optimiser touches the weights.
-            let p = parallel_step(task, &model, step, devices)?;
+            let p = parallel_step(task, &model, step, devices, nodes)?;
             items_since += p.items;
             guard(step, p.loss, p.embedding_std, run.collapse_std)?;
             (p.loss, p.terms, p.embedding_std, p.grads)
@@ -549,7 +570,7 @@ pub fn train_on_devices<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         let is_last = done == run.steps || converged;
         let eval_now = is_last || (run.eval_every > 0 && done % run.eval_every == 0);
         let mut eval = Vec::new();
-        if eval_now {
+        if eval_now && lead {
             eval = task.evaluate(&model.valid(), done)?;
         }
         if done % run.log_every.max(1) == 0 || is_last || !eval.is_empty() {
