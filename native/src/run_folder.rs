@@ -144,25 +144,29 @@ impl Request {
     /// sees it: node 0's folder (which may already hold this run's first files), read and
     /// never written here.
     pub fn open_shared<C: RunConfigFile>(&self) -> Result<RunFolder<C>> {
-        match &self.resume {
-            Some(dir) => resume(dir, &self.sets),
-            None => {
-                let p = self.config.as_ref().context("--config is required")?;
-                let cfg = C::parse(&p.display().to_string(), &read_config(p)?, &self.sets)?;
-                Ok(RunFolder::new(cfg, run_dir(self.out.as_deref(), p)))
-            }
-        }
+        self.open_as(false)
     }
 
     /// The run folder of this request, with its resolved config: a new one (refused where
     /// a run already is) or, with `--resume`, the existing one and its latest checkpoint.
     pub fn open<C: RunConfigFile>(&self) -> Result<RunFolder<C>> {
+        self.open_as(true)
+    }
+
+    /// [`Request::open`]; `owner`: whether this process creates the folder (and so
+    /// refuses one that already holds a run).
+    fn open_as<C: RunConfigFile>(&self, owner: bool) -> Result<RunFolder<C>> {
         match &self.resume {
             Some(dir) => resume(dir, &self.sets),
             None => {
                 let p = self.config.as_ref().context("--config is required")?;
                 let cfg = C::parse(&p.display().to_string(), &read_config(p)?, &self.sets)?;
-                Ok(RunFolder::new(cfg, new_run_dir(self.out.as_deref(), p)?))
+                let dir = if owner {
+                    new_run_dir(self.out.as_deref(), p)?
+                } else {
+                    run_dir(self.out.as_deref(), p)
+                };
+                Ok(RunFolder::new(cfg, dir))
             }
         }
     }

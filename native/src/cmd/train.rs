@@ -211,6 +211,16 @@ fn tokenizer(folder: &RunFolder<TrainConfig>, train_corpus: &Corpus) -> Result<T
     }
 }
 
+/// The text task of `cfg`: on `train_corpus` in memory, or streaming `data.source =
+/// "shards"`.
+fn text_task(cfg: &TrainConfig, tok: TextTokenizer, train_corpus: &Corpus) -> Result<TextTask> {
+    Ok(if cfg.data.source == DataSource::Shards {
+        TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
+    } else {
+        TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
+    })
+}
+
 /// The text task (in-memory corpus or streamed shards), after checking that the folder
 /// has room for its checkpoints; writes the folder's config (and, for a new run, its
 /// tokenizer and spec). Returns the task and its parameter count.
@@ -221,12 +231,7 @@ fn prepare_task<B: AutodiffBackend>(
     device: &B::Device,
 ) -> Result<(TextTask, usize)> {
     let cfg = &folder.cfg;
-    let tok = tokenizer(folder, train_corpus)?;
-    let task = if cfg.data.source == DataSource::Shards {
-        TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
-    } else {
-        TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
-    };
+    let task = text_task(cfg, tokenizer(folder, train_corpus)?, train_corpus)?;
     let params = task
         .spec
         .init::<B>(device)
@@ -412,11 +417,7 @@ fn follow_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<(
     } else {
         read_tokenizer(Path::new(&cfg.tokenizer.path))?
     };
-    let mut task = if cfg.data.source == DataSource::Shards {
-        TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
-    } else {
-        TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
-    };
+    let mut task = text_task(cfg, tok, &train_corpus)?;
     let replicas = devices.replicas(cfg.run.data_parallel);
     let mut sink = Silent(std::time::Instant::now());
     let summary = train_on_nodes::<B, _>(
