@@ -598,8 +598,17 @@ impl<B: Backend> Nodes<B> for Cluster {
             ReduceOperation::Sum,
         )
         .map_err(|e| {
+            // A lost node usually breaks the engine before the coordinator's notice
+            // arrives (here: `LocalServerMissing` once its connection reset): give the
+            // monitor time to stop this process naming the node, and only then report
+            // the engine's own error.
+            let until = Instant::now() + SILENT_AFTER + Duration::from_secs(2);
+            while Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             prh_core::Error::invalid(format!(
-                "node {}: the all-reduce between nodes failed: {e:?}",
+                "node {}: the all-reduce between nodes failed ({e:?}) and the coordinator \
+                 reported no lost node",
                 self.rank
             ))
         })?;
