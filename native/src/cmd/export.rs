@@ -38,6 +38,7 @@ pub struct Args {
 }
 
 /// `--tsv`: the run's `embeddings.npy` and `embeddings_ids.txt` as the Projector's pair.
+#[cfg(feature = "cpu")]
 fn export_tsv(run: &std::path::Path, out: &std::path::Path) -> Result<()> {
     use anyhow::{Context, bail};
     let z = prh_core::formats::features::load(&run.join("embeddings.npy"), None)?;

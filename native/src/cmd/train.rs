@@ -30,6 +30,7 @@ use prh_core::tasks::TaskKind;
 use prh_core::tasks::text::TrainConfig;
 use prh_core::tasks::text::{EvalSet, TextTask, embed_texts};
 use prh_core::text::corpus::{self, Corpus, DataSource};
+use prh_core::text::shards::{self, ShardStream};
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::{RunSink, TrainSummary, train_on_nodes};
@@ -113,7 +114,7 @@ pub(crate) fn load_corpus(
             }
             // Training streams the shards (TextTask::streaming); this bounded sample of the
             // stream's first epoch only trains the tokenizer and supplies held-out texts.
-            let mut stream = shard_stream(cfg)?;
+            let mut stream = part_stream(cfg, 0)?;
             let cap = if cfg.data.max_groups > 0 {
                 cfg.data.max_groups
             } else {
@@ -132,13 +133,15 @@ pub(crate) fn load_corpus(
     }
 }
 
-/// The seeded group stream over the shard files named by `data.path` (comma list or globs).
-fn shard_stream(cfg: &TrainConfig) -> Result<prh_core::text::shards::ShardStream> {
-    let paths = prh_core::text::shards::resolve_shards(&cfg.data.path)?;
-    Ok(prh_core::text::shards::ShardStream::from_files(
+/// The seeded group stream of part `part` of `data.stream_parts` over its shard files
+/// (`data.path`: a comma list or globs, with or without `{part}`).
+fn part_stream(cfg: &TrainConfig, part: usize) -> Result<ShardStream> {
+    let parts = cfg.data.stream_parts;
+    let paths = shards::part_files(&cfg.data.path, parts, part)?;
+    Ok(ShardStream::from_files(
         paths,
         cfg.data.shuffle_buffer,
-        cfg.run.seed,
+        shards::part_seed(cfg.run.seed, parts, part),
     )?)
 }
 
@@ -212,10 +215,30 @@ fn tokenizer(folder: &RunFolder<TrainConfig>, train_corpus: &Corpus) -> Result<T
 }
 
 /// The text task of `cfg`: on `train_corpus` in memory, or streaming `data.source =
-/// "shards"`.
-fn text_task(cfg: &TrainConfig, tok: TextTokenizer, train_corpus: &Corpus) -> Result<TextTask> {
+/// "shards"`: this node's parts of `data.stream_parts` (all of them on one process; with
+/// one part, the whole stream on every node).
+fn text_task(
+    cfg: &TrainConfig,
+    tok: TextTokenizer,
+    train_corpus: &Corpus,
+    nodes: &NodeArgs,
+) -> Result<TextTask> {
     Ok(if cfg.data.source == DataSource::Shards {
-        TextTask::streaming(cfg.clone(), tok, shard_stream(cfg)?)?
+        let parts = cfg.data.stream_parts;
+        let mine = if parts > 1 && nodes.multi() {
+            parts / nodes.nodes
+        } else {
+            parts
+        };
+        let first = if mine < parts {
+            nodes.node_rank * mine
+        } else {
+            0
+        };
+        let streams = (first..first + mine)
+            .map(|p| part_stream(cfg, p))
+            .collect::<Result<Vec<_>>>()?;
+        TextTask::streaming_parts(cfg.clone(), tok, streams, first)?
     } else {
         TextTask::new(cfg.clone(), tok, &train_corpus.groups)?
     })
@@ -228,10 +251,11 @@ fn prepare_task<B: AutodiffBackend>(
     folder: &RunFolder<TrainConfig>,
     train_corpus: &Corpus,
     config_toml: &str,
+    nodes: &NodeArgs,
     device: &B::Device,
 ) -> Result<(TextTask, usize)> {
     let cfg = &folder.cfg;
-    let task = text_task(cfg, tokenizer(folder, train_corpus)?, train_corpus)?;
+    let task = text_task(cfg, tokenizer(folder, train_corpus)?, train_corpus, nodes)?;
     let params = task
         .spec
         .init::<B>(device)
@@ -309,7 +333,8 @@ fn train_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()
     let data = args.data.as_deref();
     let train_corpus = training_corpus(cfg, data)?;
     let config_toml = cfg.to_toml()?;
-    let (mut task, params) = prepare_task::<B>(&folder, &train_corpus, &config_toml, &device)?;
+    let (mut task, params) =
+        prepare_task::<B>(&folder, &train_corpus, &config_toml, &args.nodes, &device)?;
     let held = heldout(cfg, data, &train_corpus)?;
     if let Some(eval) = eval_set(cfg, &held)? {
         task.eval = Some(eval);
@@ -361,6 +386,15 @@ fn check_nodes(nodes: &NodeArgs, cfg: &TrainConfig) -> Result<()> {
         return Ok(());
     }
     nodes.check()?;
+    let parts = cfg.data.stream_parts;
+    if cfg.data.source == DataSource::Shards && parts > 1 && !parts.is_multiple_of(nodes.nodes) {
+        bail!(
+            "--nodes {} does not divide data.stream_parts = {parts}: each node reads \
+             stream_parts / nodes whole parts (or set data.stream_parts = 1: every node \
+             then reads every shard file)",
+            nodes.nodes
+        );
+    }
     let workers = nodes.nodes * cfg.run.data_parallel;
     if !cfg.views.batch_size.is_multiple_of(workers) {
         bail!(
@@ -406,7 +440,13 @@ fn follow_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<(
     let cfg = &folder.cfg;
     check_nodes(&args.nodes, cfg)?;
     let data = args.data.as_deref();
-    let train_corpus = training_corpus(cfg, data)?;
+    // A streamed corpus is read in the task, from this node's parts only (node 0 samples
+    // part 0 for the tokenizer and the held-out texts).
+    let train_corpus = if cfg.data.source == DataSource::Shards {
+        Corpus { groups: Vec::new() }
+    } else {
+        training_corpus(cfg, data)?
+    };
     let config_toml = cfg.to_toml()?;
     let cluster = join_nodes::<B>(&args.nodes, &config_toml, folder.start_step(), &device)?
         .context("--node-rank > 0 needs --nodes > 1")?;
@@ -417,7 +457,7 @@ fn follow_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<(
     } else {
         read_tokenizer(Path::new(&cfg.tokenizer.path))?
     };
-    let mut task = text_task(cfg, tok, &train_corpus)?;
+    let mut task = text_task(cfg, tok, &train_corpus, &args.nodes)?;
     let replicas = devices.replicas(cfg.run.data_parallel);
     let mut sink = Silent(std::time::Instant::now());
     let summary = train_on_nodes::<B, _>(

@@ -31,7 +31,7 @@ use crate::measure::metrics::{MetricOptions, measure};
 use crate::measure::retrieval::PairScores;
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::rng::{Stream, generator};
-use crate::text::shards::ShardStream;
+use crate::text::shards::{ShardStream, part_seed};
 use crate::text::tokenizer::TextTokenizer;
 use crate::text::views::{Padded, TokenizedCorpus, pad_rows, sample_views};
 use crate::theory::view_kind::ViewKind;
@@ -153,6 +153,26 @@ impl TrainConfig {
         // the data-parallel step itself.
         if let Err(e) = check_split(self.run.data_parallel, self.views.batch_size) {
             return bad("run.data_parallel", &e.to_string());
+        }
+        let parts = self.data.stream_parts;
+        if parts == 0 {
+            return bad("data.stream_parts", "expected at least 1 (1: one stream)");
+        }
+        if !self.views.batch_size.is_multiple_of(parts) {
+            return bad(
+                "data.stream_parts",
+                &format!(
+                    "{parts} parts do not divide views.batch_size = {}: each step takes \
+                     batch_size / stream_parts groups from every part",
+                    self.views.batch_size
+                ),
+            );
+        }
+        if parts > 1 && self.data.source != crate::text::corpus::DataSource::Shards {
+            return bad(
+                "data.stream_parts",
+                "parts are streams of shard files: set data.source = \"shards\" or leave it at 1",
+            );
         }
         if self.model.max_len < 4 {
             return bad("model.max_len", "expected at least 4 tokens");
@@ -333,13 +353,24 @@ pub struct TextTask {
     pub stream: Option<StreamSource>,
 }
 
-/// A shard stream feeding a [`TextTask`], with the step it serves next.
+/// The shard streams feeding a [`TextTask`], with the step it serves next.
 pub struct StreamSource {
-    /// The shuffled group stream.
-    pub stream: ShardStream,
+    /// The parts this process reads (`data.stream_parts` = P in all): parts
+    /// `first .. first + parts.len()`, each a shuffled group stream.
+    pub parts: Vec<ShardStream>,
+    /// Index of the first part read here.
+    pub first: usize,
     /// Groups skipped because they had too few non-empty texts (good views need two).
     pub skipped: usize,
     next_step: usize,
+}
+
+impl StreamSource {
+    /// How many nodes share `total` parts (`data.stream_parts`) when each reads as many
+    /// as this process does.
+    fn nodes(&self, total: usize) -> usize {
+        total / self.parts.len().max(1)
+    }
 }
 
 impl TextTask {
@@ -385,6 +416,33 @@ impl TextTask {
         tokenizer: TextTokenizer,
         stream: ShardStream,
     ) -> Result<Self> {
+        Self::streaming_parts(cfg, tokenizer, vec![stream], 0)
+    }
+
+    /// A task streaming parts `first .. first + parts.len()` of the `data.stream_parts` =
+    /// P parts (each seeded by [`crate::text::shards::part_seed`]): step `s` takes
+    /// `batch_size / P` groups from each. A process reading all P parts trains the whole
+    /// batch; one reading `P / N` of them is node `first / (P / N)` of `N`, whose batch is
+    /// its parts' groups and whose replicas split them (see [`Self::local_shard`]). Errors
+    /// unless the parts read are a whole node's share.
+    pub fn streaming_parts(
+        cfg: TrainConfig,
+        tokenizer: TextTokenizer,
+        parts: Vec<ShardStream>,
+        first: usize,
+    ) -> Result<Self> {
+        let (total, mine) = (cfg.data.stream_parts.max(1), parts.len());
+        if mine == 0
+            || !total.is_multiple_of(mine)
+            || !first.is_multiple_of(mine)
+            || first + mine > total
+        {
+            return Err(Error::invalid(format!(
+                "streamed parts {first}..{} of data.stream_parts = {total}: expected a \
+                 node's share (P / N consecutive parts from a multiple of P / N)",
+                first + mine
+            )));
+        }
         let causal = cfg.run.objective == ViewKind::NextToken;
         let spec = EncoderSpec::from_config(&cfg.model, tokenizer.vocab_size(), causal)?;
         Ok(Self {
@@ -394,21 +452,24 @@ impl TextTask {
             corpus: TokenizedCorpus::default(),
             eval: None,
             stream: Some(StreamSource {
-                stream,
+                parts,
+                first,
                 skipped: 0,
                 next_step: 0,
             }),
         })
     }
 
-    /// Replaces `corpus` by step `step`'s streamed batch (no-op without a stream).
+    /// Replaces `corpus` by step `step`'s streamed batch (no-op without a stream): the
+    /// next `batch_size / P` usable groups of each part read here, part after part.
     fn load_stream_batch(&mut self, step: usize) -> Result<()> {
         let need = if self.cfg.run.objective == ViewKind::Good {
             2
         } else {
             1
         };
-        let (b, trim) = (self.cfg.views.batch_size, self.cfg.views.trim);
+        let per_part = self.cfg.views.batch_size / self.cfg.data.stream_parts.max(1);
+        let trim = self.cfg.views.trim;
         let tok = &self.tokenizer;
         let Some(src) = self.stream.as_mut() else {
             return Ok(());
@@ -418,19 +479,71 @@ impl TextTask {
             return Ok(());
         }
         if step < src.next_step {
-            src.stream.reset();
+            src.parts.iter_mut().for_each(ShardStream::reset);
             src.next_step = 0;
             src.skipped = 0;
         }
         loop {
-            let (batch, skipped) = draw_batch(&mut src.stream, tok, trim, b, need)?;
-            src.skipped += skipped;
+            let mut batch = Vec::with_capacity(per_part * src.parts.len());
+            for part in &mut src.parts {
+                let (groups, skipped) = draw_batch(part, tok, trim, per_part, need)?;
+                batch.extend(groups);
+                src.skipped += skipped;
+            }
             src.next_step += 1;
             if src.next_step > step {
                 self.corpus = TokenizedCorpus { groups: batch };
                 return Ok(());
             }
         }
+    }
+
+    /// The view generators of step `step` and how many batch groups each serves: one for
+    /// the whole batch; or, streaming P > 1 parts, one per part read here, a function of
+    /// the seed, the part and the step alone, so that a part's views are the same on
+    /// whichever node reads it (and the training the same for every node count).
+    fn view_rngs(&self, step: usize) -> (Vec<rand_chacha::ChaCha8Rng>, usize) {
+        let (seed, parts) = (self.cfg.run.seed, self.cfg.data.stream_parts);
+        match &self.stream {
+            Some(src) if parts > 1 => (
+                (src.first..src.first + src.parts.len())
+                    .map(|p| generator(part_seed(seed, parts, p), Stream::Views, step as u64))
+                    .collect(),
+                self.cfg.views.batch_size / parts,
+            ),
+            _ => (
+                vec![generator(seed, Stream::Views, step as u64)],
+                usize::MAX,
+            ),
+        }
+    }
+
+    /// This process's replica of a global worker `shard` (index `r W + k` of `N W` for
+    /// replica `k` of node `r`), as a shard of the batch held here: the batch itself
+    /// unless this node streams only its own parts, whose groups its `W` replicas split
+    /// (replica `k` of `W`). Errors if the shard is not one of this node's.
+    fn local_shard(&self, shard: Shard) -> Result<Shard> {
+        let parts = self.cfg.data.stream_parts;
+        let Some(src) = self.stream.as_ref().filter(|s| s.parts.len() < parts) else {
+            return Ok(shard);
+        };
+        let nodes = src.nodes(parts);
+        let rank = src.first / src.parts.len();
+        let w = shard.count / nodes;
+        if w == 0 || !shard.count.is_multiple_of(nodes) || shard.index / w != rank {
+            return Err(Error::invalid(format!(
+                "worker {} of {} is not one of node {rank}'s (this node streams parts {}..{} \
+                 of data.stream_parts = {parts}, i.e. is node {rank} of {nodes})",
+                shard.index,
+                shard.count,
+                src.first,
+                src.first + src.parts.len()
+            )));
+        }
+        Ok(Shard {
+            index: shard.index % w,
+            count: w,
+        })
     }
 
     /// Group indices of step `step`'s batch (without replacement when the corpus allows).
@@ -478,15 +591,15 @@ impl TextTask {
         shard: Shard,
         device: &B::Device,
     ) -> Result<(Vec<Tensor<B, 2>>, usize)> {
-        let seed = self.cfg.run.seed;
-        let mut rng = generator(seed, Stream::Views, step as u64);
-        let groups = self.batch_groups(&mut rng);
+        let (mut rngs, per) = self.view_rngs(step);
+        let groups = self.batch_groups(&mut rngs[0]);
         let cls = uses_cls(&self.spec).then_some(self.tokenizer.cls);
         let cap = self.spec.max_len - usize::from(cls.is_some());
         // 1. Views: per sample, V spans; stored view-major so rows v*n..(v+1)*n are view v.
         let per_sample = groups
             .iter()
-            .map(|&g| {
+            .enumerate()
+            .map(|(i, &g)| {
                 sample_views(
                     &self.corpus,
                     g,
@@ -494,7 +607,7 @@ impl TextTask {
                     &self.cfg.views,
                     cap,
                     self.tokenizer.mask,
-                    &mut rng,
+                    &mut rngs[i / per],
                 )
             })
             .collect::<Result<Vec<_>>>()?;
@@ -540,14 +653,15 @@ impl TextTask {
         shard: Shard,
         device: &B::Device,
     ) -> Result<(Tensor<B, 1>, Tensor<B, 1>, usize)> {
-        let mut rng = generator(self.cfg.run.seed, Stream::Views, step as u64);
-        let groups = self.batch_groups(&mut rng);
+        let (mut rngs, per) = self.view_rngs(step);
+        let groups = self.batch_groups(&mut rngs[0]);
         // 1. One text per group, `[CLS]` as BOS: input seq[..-1], target seq[1..].
         let seqs: Vec<Vec<u32>> = groups
             .iter()
-            .map(|&g| {
+            .enumerate()
+            .map(|(i, &g)| {
                 let texts = &self.corpus.groups[g];
-                let t = &texts[rng.random_range(0..texts.len())];
+                let t = &texts[rngs[i / per].random_range(0..texts.len())];
                 let take = t.len().min(self.spec.max_len);
                 std::iter::once(self.tokenizer.cls)
                     .chain(t[..take].iter().copied())
@@ -610,6 +724,7 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
         device: &B::Device,
     ) -> Result<ShardOutput<B>> {
         check_split(shard.count, self.cfg.views.batch_size)?;
+        let shard = self.local_shard(shard)?;
         let kind = match self.cfg.run.objective {
             kind @ (ViewKind::Good | ViewKind::Bad) => kind,
             ViewKind::NextToken => {
@@ -947,6 +1062,68 @@ mod tests {
         TextTask::streaming(cfg, base.tokenizer.clone(), stream).unwrap()
     }
 
+    /// `data.stream_parts = 2`: a process reading both parts holds, step after step, the
+    /// groups of node 0 (part 0) followed by those of node 1 (part 1), each node reading
+    /// only its part's shards, and a node's replicas are its own workers' shards.
+    #[test]
+    fn stream_parts_split_the_batch_between_nodes() {
+        let base = task("good");
+        let mut cfg = base.cfg.clone();
+        cfg.data.source = crate::text::corpus::DataSource::Shards;
+        cfg.data.stream_parts = 2;
+        cfg.validate("test").unwrap();
+        let seed = cfg.run.seed;
+        let part = |p: usize| {
+            let files = crate::text::shards::deal(&toy_shards(), 2, p);
+            ShardStream::from_memory(files, 8, part_seed(seed, 2, p)).unwrap()
+        };
+        let tok = || base.tokenizer.clone();
+        let mut whole =
+            TextTask::streaming_parts(cfg.clone(), tok(), vec![part(0), part(1)], 0).unwrap();
+        let mut nodes = [
+            TextTask::streaming_parts(cfg.clone(), tok(), vec![part(0)], 0).unwrap(),
+            TextTask::streaming_parts(cfg.clone(), tok(), vec![part(1)], 1).unwrap(),
+        ];
+        for step in [0, 1, 2, 5, 3] {
+            whole.load_stream_batch(step).unwrap();
+            let mut joined = Vec::new();
+            for n in &mut nodes {
+                n.load_stream_batch(step).unwrap();
+                assert_eq!(n.corpus.groups.len(), cfg.views.batch_size / 2);
+                joined.extend(n.corpus.groups.clone());
+            }
+            assert_eq!(whole.corpus.groups, joined, "step {step}");
+        }
+        // Each part's view generator is the same on either side.
+        let (mut w, per) = whole.view_rngs(4);
+        let (mut n1, _) = nodes[1].view_rngs(4);
+        assert_eq!(per, cfg.views.batch_size / 2);
+        assert_eq!(w[1].random::<u64>(), n1[0].random::<u64>());
+        // Worker 3 of 4 (2 nodes x 2 replicas) is node 1's replica 1; worker 1 is not node 1's.
+        let s = nodes[1].local_shard(Shard { index: 3, count: 4 }).unwrap();
+        assert_eq!(s, Shard { index: 1, count: 2 });
+        let e = nodes[1]
+            .local_shard(Shard { index: 1, count: 4 })
+            .unwrap_err();
+        assert!(e.to_string().contains("not one of node 1's"), "{e}");
+        assert_eq!(
+            whole
+                .local_shard(Shard { index: 1, count: 4 })
+                .unwrap()
+                .index,
+            1
+        );
+        // A share that is not a node's is refused.
+        assert!(TextTask::streaming_parts(cfg.clone(), tok(), vec![part(1)], 2).is_err());
+        let mut bad = cfg.clone();
+        bad.data.stream_parts = 5;
+        let e = bad.validate("t.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("data.stream_parts") && e.contains("do not divide"),
+            "{e}"
+        );
+    }
+
     /// Streams shards through training (epochs, skipping, bounded buffer). Exact resume of
     /// a streamed run is checked in `tests/resume_exact.rs`, a process of its own: burn's
     /// init RNG is process-wide, and other unit tests draw from it concurrently.
@@ -967,9 +1144,9 @@ mod tests {
                 .all(|r| r["loss"].as_f64().is_some_and(f64::is_finite))
         );
         let src = t.stream.as_ref().unwrap();
-        assert!(src.stream.epoch() >= 2, "epoch {}", src.stream.epoch());
+        assert!(src.parts[0].epoch() >= 2, "epoch {}", src.parts[0].epoch());
         assert!(src.skipped >= 2, "the one-text group is skipped each epoch");
-        assert!(src.stream.peak_buffered() <= 8);
+        assert!(src.parts[0].peak_buffered() <= 8);
     }
 
     #[test]

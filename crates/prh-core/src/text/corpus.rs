@@ -51,6 +51,15 @@ pub struct DataConfig {
     pub max_groups: usize,
     /// Shards: groups held in the shuffle buffer (bounds memory; larger mixes better).
     pub shuffle_buffer: usize,
+    /// Shards: the corpus is read as this many independent streams ("parts"), each step
+    /// taking `views.batch_size / stream_parts` groups from every part. Part `p`'s files
+    /// are those `path` names with `{part}` replaced by `p`, or else (no `{part}`) every
+    /// `stream_parts`-th file of the sorted list from the `p`-th on
+    /// ([`crate::text::shards::part_files`]). With `--nodes N` (a divisor of
+    /// `stream_parts`) node `r` reads only parts `r P / N .. (r + 1) P / N`, so no node
+    /// reads (or needs a copy of) the others' files; the training is the same for every
+    /// divisor `N`. 1: one stream, which every node reads whole.
+    pub stream_parts: usize,
 }
 
 impl Default for DataConfig {
@@ -64,6 +73,7 @@ impl Default for DataConfig {
             eval_split: "val".into(),
             max_groups: 0,
             shuffle_buffer: 10_000,
+            stream_parts: 1,
         }
     }
 }

@@ -220,6 +220,57 @@ impl ShardStream {
     }
 }
 
+/// The seed of part `part` of `parts` streams (`data.stream_parts`): the run seed itself
+/// for one stream (so a one-part run reads as it always has), else an independent
+/// sub-seed per part, the same whichever node reads the part.
+pub fn part_seed(seed: u64, parts: usize, part: usize) -> u64 {
+    if parts <= 1 {
+        seed
+    } else {
+        derive_seed(seed, Stream::Views, part as u64 + 1)
+    }
+}
+
+/// Part `part`'s share of `files` when `parts` streams deal them round-robin: files
+/// `part, part + parts, ...` of the list (sorted by [`resolve_shards`]).
+///
+/// # Shapes
+/// `n` files -> `ceil((n - part) / parts)` files.
+pub fn deal<T: Clone>(files: &[T], parts: usize, part: usize) -> Vec<T> {
+    files
+        .iter()
+        .skip(part)
+        .step_by(parts.max(1))
+        .cloned()
+        .collect()
+}
+
+/// The shard files of part `part` of `parts` (`data.stream_parts`) named by `spec`
+/// (`data.path`): with a `{part}` placeholder, the files `spec` names with it replaced by
+/// `part` (so a node resolves, and needs, only its own parts' files); without one, the
+/// part's round-robin share ([`deal`]) of every file `spec` names. Errors name the part
+/// that has no file.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn part_files(spec: &str, parts: usize, part: usize) -> Result<Vec<std::path::PathBuf>> {
+    if spec.contains("{part}") {
+        return resolve_shards(&spec.replace("{part}", &part.to_string()));
+    }
+    let all = resolve_shards(spec)?;
+    let mine = deal(&all, parts, part);
+    if mine.is_empty() {
+        return Err(Error::format(
+            "config",
+            "data.stream_parts",
+            format!(
+                "part {part} of {parts} has no shard file: `{spec}` names {} file(s); \
+                 use at most that many parts, or `{{part}}` in data.path",
+                all.len()
+            ),
+        ));
+    }
+    Ok(mine)
+}
+
 /// Resolves `data.path` for `data.source = "shards"`: comma-separated file paths or glob
 /// patterns (`*`, `?`, `[...]`, `**`), each pattern's matches sorted. Errors name the
 /// pattern that matched nothing or was malformed.
@@ -354,6 +405,37 @@ mod tests {
         assert!(e.to_string().contains("e.jsonl"), "{e}");
         assert!(ShardStream::from_memory(Vec::new(), 4, 0).is_err());
         assert!(ShardStream::from_memory(shards(), 0, 0).is_err());
+    }
+
+    #[test]
+    fn parts_deal_every_file_once_and_name_an_empty_part() {
+        let files: Vec<usize> = (0..7).collect();
+        let parts: Vec<Vec<usize>> = (0..3).map(|p| deal(&files, 3, p)).collect();
+        assert_eq!(parts, vec![vec![0, 3, 6], vec![1, 4], vec![2, 5]]);
+        assert_eq!(deal(&files, 1, 0), files);
+        assert_eq!(part_seed(9, 1, 0), 9);
+        assert_ne!(part_seed(9, 2, 0), part_seed(9, 2, 1));
+        let dir = std::env::temp_dir().join(format!("prh-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["part-0-a.jsonl", "part-0-b.jsonl", "part-1-a.jsonl"] {
+            std::fs::write(dir.join(name), "{\"id\": \"x\", \"texts\": [\"a\"]}\n").unwrap();
+        }
+        let spec = format!("{}/part-{{part}}-*.jsonl", dir.display());
+        assert_eq!(part_files(&spec, 2, 0).unwrap().len(), 2);
+        assert_eq!(part_files(&spec, 2, 1).unwrap().len(), 1);
+        let e = part_files(&spec, 3, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("part-2-*.jsonl") && e.contains("matches no shard file"),
+            "{e}"
+        );
+        let all = format!("{}/part-*.jsonl", dir.display());
+        assert_eq!(part_files(&all, 3, 2).unwrap().len(), 1);
+        let e = part_files(&all, 4, 3).unwrap_err().to_string();
+        assert!(
+            e.contains("part 3 of 4 has no shard file") && e.contains("3 file(s)"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
