@@ -29,43 +29,12 @@ ROOT=$(pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 WASM_TARGET_DIR=${PRH_WASM_TARGET_DIR:-$CARGO_TARGET_DIR-wasm}
 TOOLS=${PRH_TOOLS:-/opt/prh-tools}
-WASM_BINDGEN_VERSION=0.2.130
-# trunk 0.21.14 builds on the pinned stable 1.95.0 (0.22.1 needs rustc >= 1.96.1);
-# docs/web.md says what differs.
-TRUNK_VERSION=0.21.14
 
 step() { echo "--- [web $(date -u +%H:%M:%S)] $*"; }
 
-step "headless chromium"
-if ! [ -x /usr/bin/chromium ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q chromium chromium-driver
-fi
-/usr/bin/chromium --version
-
-step "a Korean font (the lesson's Korean text in screenshots and the handout PDF)"
-if ! fc-list :lang=ko | grep -q .; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q fonts-nanum
-fi
-fc-list :lang=ko | head -1
-
-step "wasm-bindgen-cli $WASM_BINDGEN_VERSION in $TOOLS"
-WB="$TOOLS/bin/wasm-bindgen"
-if ! [ -x "$WB" ] || [ "$("$WB" --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
-  # No --locked: its lockfile pins a crate version the registry here lacks.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --root "$TOOLS"
-fi
-"$WB" --version
-
-step "trunk $TRUNK_VERSION in $TOOLS (the README's install line, outside the clone)"
+step "Chromium, a Korean font, wasm-bindgen-cli, trunk (.ci/tools.sh; no-ops when present)"
+bash .ci/tools.sh
 TRUNK="$TOOLS/bin/trunk"
-if ! [ -x "$TRUNK" ] || [ "$("$TRUNK" --version)" != "trunk $TRUNK_VERSION" ]; then
-  cargo install trunk --version "$TRUNK_VERSION" --locked --root "$TOOLS"
-fi
-"$TRUNK" --version
 
 step "prh-native (reference numbers for the e2e test)"
 NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
@@ -73,7 +42,7 @@ NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
 ls -l "$NATIVE"
 
 step "dist/: trunk build, as a user runs it (index.html, Trunk.toml; profile web-dev)"
-# trunk finds wasm-bindgen $WASM_BINDGEN_VERSION on PATH (Trunk.toml pins it, offline).
+# trunk finds wasm-bindgen (the version .ci/tools.sh installs) on PATH (Trunk.toml pins it, offline).
 rm -rf dist
 PATH="$TOOLS/bin:$PATH" CARGO_TARGET_DIR="$WASM_TARGET_DIR" "$TRUNK" build
 ls -l dist
