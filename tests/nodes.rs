@@ -455,12 +455,9 @@ fn each_node_streams_only_its_own_parts() {
     ));
     let two = root.join("two");
     let port = 29790;
-    let follower = as_node(train_command(Path::new("unused"), &two, &sets), 2, 1, port);
-    let follower = spawn({
-        let mut c = follower;
-        c.current_dir(root.join("node1"));
-        c
-    });
+    let mut follower = as_node(train_command(Path::new("unused"), &two, &sets), 2, 1, port);
+    follower.current_dir(root.join("node1"));
+    let follower = spawn(follower);
     let mut lead = as_node(train_command(Path::new("unused"), &two, &sets), 2, 0, port);
     check(
         &lead.current_dir(root.join("node0")).output().unwrap(),

@@ -112,8 +112,9 @@ pub(crate) fn load_corpus(
             if eval {
                 return Ok(None);
             }
-            // Training streams the shards (TextTask::streaming); this bounded sample of the
-            // stream's first epoch only trains the tokenizer and supplies held-out texts.
+            // Training streams the shards (TextTask::streaming_parts); this bounded sample of
+            // part 0's first epoch (part 0 is always node 0's) only trains the tokenizer and
+            // supplies held-out texts.
             let mut stream = part_stream(cfg, 0)?;
             let cap = if cfg.data.max_groups > 0 {
                 cfg.data.max_groups
@@ -224,18 +225,10 @@ fn text_task(
     nodes: &NodeArgs,
 ) -> Result<TextTask> {
     Ok(if cfg.data.source == DataSource::Shards {
-        let parts = cfg.data.stream_parts;
-        let mine = if parts > 1 && nodes.multi() {
-            parts / nodes.nodes
-        } else {
-            parts
-        };
-        let first = if mine < parts {
-            nodes.node_rank * mine
-        } else {
-            0
-        };
-        let streams = (first..first + mine)
+        let count = if nodes.multi() { nodes.nodes } else { 1 };
+        let mine = shards::node_parts(cfg.data.stream_parts, count, nodes.node_rank);
+        let first = mine.start;
+        let streams = mine
             .map(|p| part_stream(cfg, p))
             .collect::<Result<Vec<_>>>()?;
         TextTask::streaming_parts(cfg.clone(), tok, streams, first)?
@@ -443,7 +436,7 @@ fn follow_text<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<(
     // A streamed corpus is read in the task, from this node's parts only (node 0 samples
     // part 0 for the tokenizer and the held-out texts).
     let train_corpus = if cfg.data.source == DataSource::Shards {
-        Corpus { groups: Vec::new() }
+        Corpus::default()
     } else {
         training_corpus(cfg, data)?
     };

@@ -365,14 +365,6 @@ pub struct StreamSource {
     next_step: usize,
 }
 
-impl StreamSource {
-    /// How many nodes share `total` parts (`data.stream_parts`) when each reads as many
-    /// as this process does.
-    fn nodes(&self, total: usize) -> usize {
-        total / self.parts.len().max(1)
-    }
-}
-
 impl TextTask {
     /// Tokenizes `groups` (trimmed to `views.trim`) and derives the encoder spec.
     pub fn new(
@@ -527,7 +519,8 @@ impl TextTask {
         let Some(src) = self.stream.as_ref().filter(|s| s.parts.len() < parts) else {
             return Ok(shard);
         };
-        let nodes = src.nodes(parts);
+        // Every node reads as many parts as this one (`streaming_parts` checks it).
+        let nodes = parts / src.parts.len();
         let rank = src.first / src.parts.len();
         let w = shard.count / nodes;
         if w == 0 || !shard.count.is_multiple_of(nodes) || shard.index / w != rank {

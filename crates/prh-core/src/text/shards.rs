@@ -231,6 +231,17 @@ pub fn part_seed(seed: u64, parts: usize, part: usize) -> u64 {
     }
 }
 
+/// The parts node `rank` of `nodes` reads of `parts` (`data.stream_parts` = P):
+/// `rank P / N .. (rank + 1) P / N` when `N` (a divisor of P, checked at join) splits
+/// P > 1 parts; all of them on one node, and the one stream on every node when P = 1.
+pub fn node_parts(parts: usize, nodes: usize, rank: usize) -> std::ops::Range<usize> {
+    if parts <= 1 || nodes <= 1 {
+        return 0..parts;
+    }
+    let per = parts / nodes;
+    rank * per..(rank + 1) * per
+}
+
 /// Part `part`'s share of `files` when `parts` streams deal them round-robin: files
 /// `part, part + parts, ...` of the list (sorted by [`resolve_shards`]).
 ///
@@ -413,6 +424,9 @@ mod tests {
         let parts: Vec<Vec<usize>> = (0..3).map(|p| deal(&files, 3, p)).collect();
         assert_eq!(parts, vec![vec![0, 3, 6], vec![1, 4], vec![2, 5]]);
         assert_eq!(deal(&files, 1, 0), files);
+        assert_eq!(node_parts(8, 4, 3), 6..8);
+        assert_eq!(node_parts(8, 1, 0), 0..8);
+        assert_eq!(node_parts(1, 3, 2), 0..1);
         assert_eq!(part_seed(9, 1, 0), 9);
         assert_ne!(part_seed(9, 2, 0), part_seed(9, 2, 1));
         let dir = std::env::temp_dir().join(format!("prh-parts-{}", std::process::id()));
