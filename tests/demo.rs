@@ -329,12 +329,13 @@ fn train_ok(args: &[&str], dir: &Path) {
 /// Issue 5's resume contract for the scene JEPAs (issue 7): on CPU, a run stopped after
 /// its step-3 checkpoint and continued with `--resume` logs exactly the metrics of an
 /// uninterrupted run and ends with the same embeddings export, for the image and the
-/// caption task.
+/// caption task, and for the picture encoder with a closed-form head (solved when the run
+/// completes: resuming the complete run solves it again to the same embeddings).
 #[test]
 fn scene_runs_resume_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let configs = configs();
-    for name in ["image-good", "caption-bad"] {
+    for name in ["image-good", "caption-bad", "image-good-spectral"] {
         let cfg = configs.join(format!("{name}.toml"));
         let cfg = cfg.to_str().unwrap();
         // A small world and short run so the test takes seconds in debug.
@@ -352,13 +353,17 @@ fn scene_runs_resume_exactly() {
             "--set",
             "run.checkpoint_every=3",
         ];
+        let mut small = small.to_vec();
+        if name.ends_with("spectral") {
+            small.extend(["--set", "image.head_pairs=256"]);
+        }
         let full = format!("{name}-full");
         let part = format!("{name}-part");
         let mut args = vec!["--config", cfg, "--out", &full];
-        args.extend(small);
+        args.extend(&small);
         train_ok(&args, dir.path());
         let mut args = vec!["--config", cfg, "--out", &part, "--set", "run.stop_at=3"];
-        args.extend(small);
+        args.extend(&small);
         train_ok(&args, dir.path());
         assert_eq!(metrics_without_time(&dir.path().join(&part)).len(), 3);
         train_ok(&["--resume", &part], dir.path());
@@ -374,6 +379,11 @@ fn scene_runs_resume_exactly() {
         assert!(a.join("checkpoints/latest.ckpt").exists());
         let resolved = std::fs::read_to_string(a.join("config.toml")).unwrap();
         assert!(resolved.contains("out_dim = 8"), "d resolved: {resolved}");
+        if name.ends_with("spectral") {
+            let before = emb(&a);
+            train_ok(&["--resume", &full], dir.path());
+            assert_eq!(emb(&a), before, "re-finishing a complete run changed it");
+        }
     }
 }
 
@@ -421,6 +431,15 @@ fn scene_config_errors_name_file_and_field() {
         ),
         ("run.objective=next-token", vec!["run.objective", "good"]),
         ("image.patch=5", vec!["image", "divide"]),
+        // image-good.toml trains with SIGReg: the closed-form head is the spectral loss's.
+        (
+            "image.features=33",
+            vec!["image-good.toml", "image.features", "spectral loss"],
+        ),
+        (
+            "image.features=5",
+            vec!["image.features = 5", "at least image.out_dim"],
+        ),
     ] {
         let run = bin()
             .args(["train", "--config"])

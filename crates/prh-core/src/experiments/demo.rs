@@ -15,6 +15,7 @@ use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::align_and_rank;
 use crate::measure::view_spectrum::view_spectrum;
+use crate::models::image_encoder::ImageEncoderConfig;
 use crate::scene::theory::{
     LearnedVsTheory, ModalityTheory, augmented_views, compare_to_theory, modality_theory,
     paired_seed, paired_views, predicted_rows, probe_seed,
@@ -322,19 +323,20 @@ pub struct DemoConfig {
 }
 
 impl DemoConfig {
-    /// The full demo: 192 states, d = 11, budgets of 600 image and 2000 caption steps
+    /// The full demo: 192 states, d = 11, budgets of 1500 image and 2000 caption steps
     /// (a bag-of-embeddings caption encoder at lr 6e-3), batches of 64
     /// states x 4 views on two data-parallel replicas, peak lr 2e-3 (short runs on small
     /// models tolerate more than the paper's 5e-4) after 40 warmup steps; a few CPU
     /// minutes in release.
     pub fn full(seed: u64) -> Self {
-        Self::with_world(SceneConfig::demo(seed), seed, [600, 2000], 64, 40)
+        Self::with_world(SceneConfig::demo(seed), seed, [1500, 2000], 64, 40)
     }
 
     /// The quick demo (tests): 72 states, d = 8, at most 40 steps per run, batches of 32,
     /// an evaluation and a plateau window every 10 steps.
     pub fn quick(seed: u64) -> Self {
         let mut c = Self::with_world(SceneConfig::quick(seed), seed, [40, 40], 32, 5);
+        c.image.image.head_pairs = 1024;
         for run in [&mut c.image.run, &mut c.caption.run] {
             run.eval_every = 10;
             run.plateau_window = 10;
@@ -384,7 +386,14 @@ impl DemoConfig {
             },
             ..SceneTrainConfig::default()
         };
+        // The picture encoder reads the translation-invariant spectrum beside its patches,
+        // and with the spectral loss trains 3d wide for its closed-form head
+        // (models::image_encoder; without them it never learned shape: docs/results.md).
+        image.image.spectrum = 128;
+        // The base config's loss: run_config sets each run's (SIGReg runs drop the head).
+        image.loss.kind = LossKind::Spectral;
         image.resolve();
+        image.image.features = 3 * image.image.out_dim;
         let mut caption = SceneTrainConfig {
             task: TaskConfig {
                 kind: TaskKind::SceneCaption,
@@ -396,6 +405,11 @@ impl DemoConfig {
         // transformer left size and position unlearned in every budget tried
         // (docs/results.md, issue 19); the bag reaches them at ~100 steps/s.
         caption.caption.layers = 0;
+        // The caption runs have no picture encoder: their [image] section stays the default.
+        caption.image = ImageEncoderConfig {
+            out_dim: image.image.out_dim,
+            ..ImageEncoderConfig::default()
+        };
         caption.optim.lr = 6e-3;
         // The caption encoders start from their own draw. With the image runs' seed the
         // two symbol encoders (one architecture, codes of one layout) started from the
@@ -444,6 +458,10 @@ impl DemoConfig {
         c.run.objective = kind;
         c.loss.kind = loss;
         c.views.observation = observation;
+        if loss != LossKind::Spectral {
+            // The closed-form head is the spectral loss's minimiser, not SIGReg's.
+            c.image.features = 0;
+        }
         if observation == Observation::Symbolic {
             c.run.steps = self.symbolic_steps;
             // Both symbol encoders train at the image runs' rate: the captions' higher

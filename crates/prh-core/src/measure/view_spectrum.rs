@@ -49,6 +49,26 @@ pub fn view_spectrum_weighted(
     b: MatRef<'_, f64>,
     w: &[f64],
 ) -> Result<Vec<f64>> {
+    Ok(match pair_operator(a, b, w)? {
+        Some(op) => sym_eigen(op.m.as_ref())?.values,
+        None => Vec::new(),
+    })
+}
+
+/// The positive-pair operator of features in whitened coordinates: `m = W^T C+ W` with
+/// `W = C^-1/2` on C's range (`[e, r]`, r the directions of non-zero variance) and `mu`
+/// the mean feature; `None` when no direction has variance.
+struct PairOperator {
+    mu: Vec<f64>,
+    white: Matrix,
+    m: Matrix,
+}
+
+fn pair_operator(
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    w: &[f64],
+) -> Result<Option<PairOperator>> {
     let (n, e) = (a.nrows(), a.ncols());
     if b.nrows() != n || b.ncols() != e || w.len() != n {
         return Err(Error::invalid(format!(
@@ -96,14 +116,70 @@ pub fn view_spectrum_weighted(
         .filter(|&k| ev.values[k] > RANK_TOLERANCE * top && top > 0.0)
         .collect();
     if keep.is_empty() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let r = keep.len();
     let white = Matrix::from_fn(e, r, |i, c| {
         ev.vectors[(i, keep[c])] / ev.values[keep[c]].sqrt()
     });
     let m = white.transpose() * &cp * &white;
-    Ok(sym_eigen(m.as_ref())?.values)
+    Ok(Some(PairOperator { mu, white, m }))
+}
+
+/// The closed-form minimiser of the spectral loss (`crate::train::spectral_loss`) over
+/// affine maps of fixed features: `g(x) = Lambda_d^1/2 U_d^T C^-1/2 (f(x) - mu)`, with
+/// `U_d, Lambda_d` the top `d` eigenpairs of `C^-1/2 C+ C^-1/2` (C, C+, mu as in
+/// [`view_spectrum`], estimated from the `n` positive pairs; negative eigenvalues clamped
+/// to 0). In the features' whitened coordinates the loss of g = A f + c is
+/// `||M - G G^T||_F^2 - ||M||_F^2` (M the whitened pair operator), minimised by its top-d
+/// eigenvectors scaled by `Lambda^1/2` (Eckart–Young), the scaling the loss gives a free
+/// encoder (`F Lambda^1/2 Q`). So g holds the top `d` directions of the reached spectrum:
+/// the best any last linear layer on these features can do, with no labels.
+///
+/// # Shapes
+/// `a [n, e]`, `b [n, e]` -> `weight [e, d]`, `bias [d]` (g(x) = f(x) weight + bias),
+/// `values [d]`
+pub fn spectral_head(a: MatRef<'_, f64>, b: MatRef<'_, f64>, d: usize) -> Result<SpectralHead> {
+    let n = a.nrows();
+    let Some(op) = pair_operator(a, b, &vec![1.0 / n.max(1) as f64; n])? else {
+        return Err(Error::invalid(
+            "spectral head: the features have no variance on these pairs",
+        ));
+    };
+    let r = op.white.ncols();
+    if d == 0 || d > r {
+        return Err(Error::invalid(format!(
+            "spectral head: d = {d} output directions from features with {r} directions of \
+             variance (need 1 <= d <= {r})"
+        )));
+    }
+    let ev = sym_eigen(op.m.as_ref())?;
+    let values = ev.values[..d].to_vec();
+    let rotate = Matrix::from_fn(r, d, |i, j| ev.vectors[(i, j)] * values[j].max(0.0).sqrt());
+    let weight = &op.white * &rotate;
+    let bias = (0..d)
+        .map(|j| {
+            -(0..a.ncols())
+                .map(|i| op.mu[i] * weight[(i, j)])
+                .sum::<f64>()
+        })
+        .collect();
+    Ok(SpectralHead {
+        weight,
+        bias,
+        values,
+    })
+}
+
+/// What [`spectral_head`] returns.
+#[derive(Debug, Clone)]
+pub struct SpectralHead {
+    /// `[e, d]`: g(x) = f(x) weight + bias.
+    pub weight: Matrix,
+    /// `[d]`.
+    pub bias: Vec<f64>,
+    /// The top d reached eigenvalues the head holds, decreasing.
+    pub values: Vec<f64>,
 }
 
 #[cfg(test)]
@@ -247,6 +323,70 @@ mod tests {
         assert_eq!(
             view_spectrum(a.as_ref(), a.as_ref()).unwrap(),
             Vec::<f64>::new()
+        );
+    }
+
+    /// Closed form: features holding three planted signals whose copies across a pair
+    /// correlate 0.9, 0.5 and 0 (plus a mixing map). The head to d = 2 keeps the first
+    /// two with their correlations as eigenvalues, its output has covariance
+    /// diag(0.9, 0.5) (the loss's Lambda^1/2 scaling) and mean 0, and a d above the
+    /// features' rank is refused.
+    #[test]
+    fn spectral_head_keeps_the_top_pair_directions_scaled_by_lambda() {
+        let n = 40_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        let mut normal = || -> f64 {
+            let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+            (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        };
+        let rho: [f64; 3] = [0.9, 0.5, 0.0];
+        let mix = Matrix::from_fn(3, 3, |i, j| {
+            if i == j {
+                1.5
+            } else {
+                0.4 * (i + j) as f64 - 0.5
+            }
+        });
+        let (mut a, mut b) = (Matrix::zeros(n, 3), Matrix::zeros(n, 3));
+        for i in 0..n {
+            for (k, r) in rho.iter().enumerate() {
+                let shared = normal();
+                let (x, y) = (normal(), normal());
+                a[(i, k)] = r.sqrt() * shared + (1.0 - r).sqrt() * x;
+                b[(i, k)] = r.sqrt() * shared + (1.0 - r).sqrt() * y;
+            }
+        }
+        let (fa, fb) = (&a * &mix, &b * &mix);
+        let (fa, fb) = (
+            Matrix::from_fn(n, 3, |i, j| fa[(i, j)] + 3.0),
+            Matrix::from_fn(n, 3, |i, j| fb[(i, j)] + 3.0),
+        );
+        let head = spectral_head(fa.as_ref(), fb.as_ref(), 2).unwrap();
+        assert!((head.values[0] - 0.9).abs() < 0.02 && (head.values[1] - 0.5).abs() < 0.02);
+        let g = Matrix::from_fn(n, 2, |i, j| {
+            head.bias[j]
+                + (0..3)
+                    .map(|k| fa[(i, k)] * head.weight[(k, j)])
+                    .sum::<f64>()
+        });
+        let mean: Vec<f64> = (0..2)
+            .map(|j| (0..n).map(|i| g[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        let cov =
+            |p: usize, q: usize| (0..n).map(|i| g[(i, p)] * g[(i, q)]).sum::<f64>() / n as f64;
+        assert!(mean.iter().all(|m| m.abs() < 0.02), "{mean:?}");
+        assert!((cov(0, 0) - 0.9).abs() < 0.03 && (cov(1, 1) - 0.5).abs() < 0.03);
+        assert!(cov(0, 1).abs() < 0.03);
+        // The head reads the planted signals only: g is a function of columns 0 and 1 of
+        // the unmixed features (regress it on the unmixed third signal: ~0).
+        let third: f64 = (0..n).map(|i| g[(i, 0)] * a[(i, 2)]).sum::<f64>() / n as f64;
+        assert!(third.abs() < 0.03, "{third}");
+        let err = spectral_head(fa.as_ref(), fb.as_ref(), 4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("d = 4") && err.contains("need 1 <= d <= 3"),
+            "{err}"
         );
     }
 }

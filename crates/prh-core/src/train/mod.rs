@@ -132,6 +132,13 @@ pub trait TrainTask<B: AutodiffBackend> {
     fn best_metric(&self) -> Option<&str> {
         None
     }
+    /// The model once its run is complete (its last step done, or its plateau reached),
+    /// before the last evaluation and checkpoint: a closed-form last layer, say. Called
+    /// again on a complete run that is resumed (so it must be deterministic); by default
+    /// the model as trained.
+    fn finish(&self, model: Self::Model, _device: &B::Device) -> Result<Self::Model> {
+        Ok(model)
+    }
 }
 
 /// Where a run's outputs go: files natively (`native/src/cmd/train.rs`), memory in tests
@@ -568,6 +575,9 @@ pub fn train_on_nodes<B: AutodiffBackend, T: TrainTask<B> + Sync>(
             run.plateau_tol,
         );
         let is_last = done == run.steps || converged;
+        if is_last {
+            model = task.finish(model, device)?;
+        }
         let eval_now = is_last || (run.eval_every > 0 && done % run.eval_every == 0);
         let mut eval = Vec::new();
         if eval_now && lead {
@@ -618,6 +628,11 @@ pub fn train_on_nodes<B: AutodiffBackend, T: TrainTask<B> + Sync>(
             end = done;
             break;
         }
+    }
+    // A run resumed after it was complete trains no further; it is finished again (the
+    // training model's structure has no place for what finishing added to the record).
+    if start >= end && (start >= run.steps || plateau.stopped_at.is_some()) {
+        model = task.finish(model, device)?;
     }
     Ok(TrainSummary {
         model,

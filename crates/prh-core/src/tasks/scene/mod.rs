@@ -20,7 +20,9 @@ pub mod task;
 use serde::{Deserialize, Serialize};
 
 use crate::config::parse_toml;
-use crate::models::image_encoder::{ImageEncoder, ImageEncoderConfig, embed_captions, embed_views};
+use crate::models::image_encoder::{
+    ImageEncoder, ImageEncoderConfig, closed_form_head, embed_captions, embed_views,
+};
 use crate::models::symbolic_encoder::{SymbolicEncoder, SymbolicEncoderConfig, embed_symbols};
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::scene::theory::TheoryProbe;
@@ -30,9 +32,9 @@ use crate::tasks::TaskKind;
 use crate::text::tokenizer::TextTokenizer;
 use crate::theory::view_kind::ViewKind;
 use crate::train::checkpoint::Checkpoint;
-use crate::train::config::LossConfig;
 use crate::train::config::OptimConfig;
 use crate::train::config::RunConfig;
+use crate::train::config::{LossConfig, LossKind};
 use crate::train::data_parallel::check_split;
 use crate::train::{RunSink, train_on_devices};
 use crate::{Error, Result};
@@ -278,6 +280,16 @@ impl SceneTrainConfig {
                 if let Err(e) = self.image.check() {
                     return bad("image", e.to_string());
                 }
+                if self.image.features > 0 && self.loss.kind != LossKind::Spectral {
+                    return bad(
+                        "image.features",
+                        format!(
+                            "a closed-form head (features = {}) is the spectral loss's \
+                             minimiser; with loss.kind = {:?} set image.features = 0",
+                            self.image.features, self.loss.kind
+                        ),
+                    );
+                }
             }
             Modality::Text => {
                 let c = &self.caption;
@@ -481,8 +493,15 @@ fn init_model<B: Backend>(
     }
     match m {
         Modality::Image => {
-            let model = cfg.image.init(device)?;
+            let mut model = cfg.image.init(device)?;
             materialise(&model);
+            // The untrained encoder is finished as a trained one is (its closed-form head
+            // on the initial features), so the baseline differs by the training alone.
+            if cfg.image.features > 0 {
+                let head =
+                    closed_form_head(&model, &cfg.image, world, cfg.view_kind()?, cfg.run.seed)?;
+                model = model.with_head(&head);
+            }
             Ok(SceneModel::Image(Box::new(model)))
         }
         Modality::Text => {
@@ -507,6 +526,17 @@ pub fn load_model<B: Backend>(
     device: &B::Device,
 ) -> Result<SceneModel<B>> {
     use crate::train::checkpoint::module_from_bytes;
+    if cfg.modality()? == Modality::Image && cfg.views.observation != Observation::Symbolic {
+        let m = load_image_record::<B>(&cfg.image, record, device)?;
+        if cfg.image.features > 0 && !m.has_head() {
+            return Err(Error::invalid(
+                "this image run has not finished: its encoder is trained at image.features \
+                 wide and gets its closed-form head when training ends; resume the run \
+                 (prh-native train --resume) to finish it",
+            ));
+        }
+        return Ok(SceneModel::Image(Box::new(m)));
+    }
     Ok(match untrained_model::<B>(cfg, world, tokenizer, device)? {
         SceneModel::Image(m) => {
             SceneModel::Image(Box::new(module_from_bytes::<B, _>(*m, record, device)?))
@@ -524,6 +554,31 @@ pub fn load_model<B: Backend>(
             SceneModel::Symbolic(Box::new((m, w, modality)))
         }
     })
+}
+
+/// The picture encoder in a model record written under `config`: a solved head is loaded
+/// when the record holds one ([`ImageEncoder::has_head`]). Records written before the
+/// spectrum branch and the head existed end where those two optional fields begin;
+/// appending two `None` tags decodes them as encoders with neither (bincode reads a record
+/// from the front and ignores what follows it, so current records decode as they are).
+fn load_image_record<B: Backend>(
+    config: &ImageEncoderConfig,
+    record: &[u8],
+    device: &B::Device,
+) -> Result<ImageEncoder<B>> {
+    use crate::train::checkpoint::module_from_bytes;
+    let mut bytes = record.to_vec();
+    bytes.extend([0u8, 0u8]);
+    let m = module_from_bytes::<B, _>(config.init_for_record(device)?, &bytes, device)?;
+    if m.has_spectrum() != (config.spectrum > 0) {
+        return Err(Error::invalid(format!(
+            "the image encoder's record {} a spectrum branch but its config has \
+             image.spectrum = {}",
+            if m.has_spectrum() { "has" } else { "has no" },
+            config.spectrum
+        )));
+    }
+    Ok(m)
 }
 
 /// What [`train_scene`] returns.
@@ -651,5 +706,95 @@ mod tests {
         assert!(a.same_model(&b), "image runs ignore the caption section");
         b.image.hidden = 64;
         assert!(!a.same_model(&b));
+    }
+
+    /// Records round-trip: a record of the layout before the spectrum branch (bytes as
+    /// old run folders and browser exports hold them) loads into the current encoder with
+    /// equal embeddings; a solved head survives its record, a record without one (an
+    /// unfinished run) loads without it, and an old record is refused where the config
+    /// asks for the spectrum branch.
+    #[test]
+    fn image_records_load_across_layouts_and_keep_the_head() {
+        use crate::measure::view_spectrum::SpectralHead;
+        use crate::scene::render_image::render;
+        use crate::train::checkpoint::module_to_bytes;
+        use burn::backend::NdArray;
+        use burn::nn::{LayerNorm, Linear};
+        /// The layout of records written before 3 December 2026.
+        #[derive(burn::module::Module, Debug)]
+        struct Legacy<B: Backend> {
+            patch_embed: Linear<B>,
+            fc1: Linear<B>,
+            norm: LayerNorm<B>,
+            fc2: Linear<B>,
+            patch: usize,
+        }
+        let dev = Default::default();
+        let imgs: Vec<Vec<f32>> = (0..4)
+            .map(|i| render(&SceneView::full([i, 1, 2, i], 0, i as u64), true))
+            .collect();
+        let embed = |m: &ImageEncoder<NdArray>| m.forward_inputs(m.inputs(&imgs, &dev)).into_data();
+        let plain = ImageEncoderConfig {
+            out_dim: 5,
+            ..Default::default()
+        };
+        let m = plain.init::<NdArray>(&dev).unwrap();
+        // burn draws weights lazily: draw them now, or the record's clone draws its own.
+        crate::backend::materialise::<NdArray, _>(&m);
+        // The current record of a plain encoder, cut before its two option tags, is
+        // byte for byte an old record of the same weights.
+        let current = module_to_bytes::<NdArray, _>(&m).unwrap();
+        let old_bytes = current[..current.len() - 2].to_vec();
+        let loaded = load_image_record::<NdArray>(&plain, &old_bytes, &dev).unwrap();
+        assert_eq!(embed(&loaded), embed(&m));
+        assert_eq!(
+            embed(&load_image_record::<NdArray>(&plain, &current, &dev).unwrap()),
+            embed(&m)
+        );
+        // ... as the old layout itself reads and writes it back.
+        use burn::nn::{LayerNormConfig, LinearConfig};
+        let legacy = Legacy::<NdArray> {
+            patch_embed: LinearConfig::new(48, 32).init(&dev),
+            fc1: LinearConfig::new(64 * 32, 128).init(&dev),
+            norm: LayerNormConfig::new(128).init(&dev),
+            fc2: LinearConfig::new(128, 5).init(&dev),
+            patch: 4,
+        };
+        let legacy =
+            crate::train::checkpoint::module_from_bytes::<NdArray, _>(legacy, &old_bytes, &dev)
+                .unwrap();
+        assert_eq!(module_to_bytes::<NdArray, _>(&legacy).unwrap(), old_bytes);
+
+        let wide = ImageEncoderConfig {
+            out_dim: 3,
+            spectrum: 8,
+            features: 6,
+            head_pairs: 12,
+            ..Default::default()
+        };
+        let m = wide.init::<NdArray>(&dev).unwrap();
+        crate::backend::materialise::<NdArray, _>(&m);
+        let unfinished = module_to_bytes::<NdArray, _>(&m).unwrap();
+        assert!(
+            !load_image_record::<NdArray>(&wide, &unfinished, &dev)
+                .unwrap()
+                .has_head()
+        );
+        let head = SpectralHead {
+            weight: crate::linalg::Matrix::from_fn(6, 3, |i, j| (i * 3 + j) as f64 * 0.1 - 0.4),
+            bias: vec![0.1, -0.2, 0.3],
+            values: vec![0.9, 0.8, 0.7],
+        };
+        let finished = m.with_head(&head);
+        let bytes = module_to_bytes::<NdArray, _>(&finished).unwrap();
+        let loaded = load_image_record::<NdArray>(&wide, &bytes, &dev).unwrap();
+        assert!(loaded.has_head());
+        assert_eq!(embed(&loaded), embed(&finished));
+        assert_eq!(
+            loaded.forward_inputs(loaded.inputs(&imgs, &dev)).dims(),
+            [4, 3]
+        );
+        let err = load_image_record::<NdArray>(&wide, &old_bytes, &dev).unwrap_err();
+        assert!(err.to_string().contains("image.spectrum = 8"), "{err}");
     }
 }

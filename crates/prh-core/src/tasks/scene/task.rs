@@ -15,7 +15,7 @@ use burn::tensor::backend::AutodiffBackend;
 
 use crate::Result;
 use crate::models::image_encoder::{
-    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, patches_tensor,
+    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, solve_head,
 };
 use crate::models::symbolic_encoder::{
     SymbolicEncoder, SymbolicEncoderConfig, code_len, codes_tensor,
@@ -86,6 +86,35 @@ pub trait SceneObserver {
         views: &[SceneView],
         device: &B::Device,
     ) -> Result<(Tensor<B, 2>, usize)>;
+
+    /// The embedding of `views` that evaluations and inference read: [`Self::forward`],
+    /// unless training optimises something else (the picture encoder's wide output before
+    /// its closed-form head).
+    ///
+    /// # Shapes
+    /// `views [n]` -> `[n, d]`
+    fn embed<B: Backend>(
+        &self,
+        model: &Self::Model<B>,
+        views: &[SceneView],
+        device: &B::Device,
+    ) -> Result<Tensor<B, 2>> {
+        Ok(self.forward(model, views, device)?.0)
+    }
+
+    /// What happens to the trained encoder when its run is complete (the picture
+    /// encoder's closed-form head); by default nothing.
+    fn finish<B: AutodiffBackend>(
+        &self,
+        model: Self::Model<B>,
+        _sampler: &SceneViewSampler,
+        _seed: u64,
+    ) -> Result<Self::Model<B>>
+    where
+        Self::Model<B>: AutodiffModule<B, InnerModule = Self::Model<B::InnerBackend>>,
+    {
+        Ok(model)
+    }
 }
 
 /// Pictures: the patch encoder on rendered 32x32 images (one item per picture).
@@ -108,8 +137,32 @@ impl SceneObserver for Pixels {
         device: &B::Device,
     ) -> Result<(Tensor<B, 2>, usize)> {
         let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
-        let patches = patches_tensor::<B>(&imgs, self.model.patch, device);
-        Ok((model.forward_patches(patches), imgs.len()))
+        Ok((
+            model.trained_output(model.inputs(&imgs, device)),
+            imgs.len(),
+        ))
+    }
+
+    fn embed<B: Backend>(
+        &self,
+        model: &ImageEncoder<B>,
+        views: &[SceneView],
+        device: &B::Device,
+    ) -> Result<Tensor<B, 2>> {
+        let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
+        Ok(model.forward_inputs(model.inputs(&imgs, device)))
+    }
+
+    fn finish<B: AutodiffBackend>(
+        &self,
+        model: ImageEncoder<B>,
+        sampler: &SceneViewSampler,
+        seed: u64,
+    ) -> Result<ImageEncoder<B>>
+    where
+        ImageEncoder<B>: AutodiffModule<B, InnerModule = ImageEncoder<B::InnerBackend>>,
+    {
+        solve_head(model, &self.model, &sampler.world, sampler.kind, seed)
     }
 }
 
@@ -260,9 +313,13 @@ where
         };
         let device = model.devices().into_iter().next().unwrap_or_default();
         let rows = embed_in_chunks(&probe.views, |chunk| {
-            Ok(self.observer.forward(model, chunk, &device)?.0)
+            self.observer.embed(model, chunk, &device)
         })?;
         probe.score(&rows)
+    }
+
+    fn finish(&self, model: O::Model<B>, _device: &B::Device) -> Result<O::Model<B>> {
+        self.observer.finish(model, &self.sampler, self.seed)
     }
 }
 
