@@ -405,6 +405,10 @@ impl DemoConfig {
         // transformer left size and position unlearned in every budget tried
         // (docs/results.md, issue 19); the bag reaches them at ~100 steps/s.
         caption.caption.layers = 0;
+        // Eight windows of patience: a caption step costs ~10 ms, and with four the plateau
+        // rule stopped seed 4's good-view run at 650 steps with one direction missing
+        // (sin-theta 0.84; 0.08 after 1,900 steps with eight, measured).
+        caption.run.plateau_patience = 8;
         // The caption runs have no picture encoder: their [image] section stays the default.
         caption.image = ImageEncoderConfig {
             out_dim: image.image.out_dim,
@@ -464,6 +468,7 @@ impl DemoConfig {
         }
         if observation == Observation::Symbolic {
             c.run.steps = self.symbolic_steps;
+            c.run.plateau_patience = self.image.run.plateau_patience;
             // Both symbol encoders train at the image runs' rate: the captions' higher
             // rate is for their bag of embeddings (at 6e-3 the symbol runs reached 0.936
             // mutual 10-NN instead of 0.976, measured).
