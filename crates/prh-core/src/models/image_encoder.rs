@@ -84,11 +84,11 @@ impl Default for ImageEncoderConfig {
 }
 
 /// The patch encoder: `[n, 3, 32, 32]` images -> `[n, out_dim]` embeddings.
-#[derive(Module, Debug)]
 ///
 /// Field order is the record's byte layout (burn's binary records are not
 /// self-describing): the two optional parts come last, so a record written before they
 /// existed decodes once two `None` tags are appended (`crate::tasks::scene::load_model`).
+#[derive(Module, Debug)]
 pub struct ImageEncoder<B: Backend> {
     patch_embed: Linear<B>,
     fc1: Linear<B>,
@@ -251,7 +251,35 @@ impl<B: Backend> ImageEncoder<B> {
     /// # Shapes
     /// patches, spectrum as [`ImageEncoder::forward_inputs`] -> `[n, trained width]`
     pub fn trained_output(&self, x: ImageInputs<B>) -> Tensor<B, 2> {
-        self.fc2.forward(self.hidden(x))
+        let h = gelu(self.patch_embed.forward(x.patches)); // (n, patches, patch_dim)
+        let h: Tensor<B, 2> = h.flatten(1, 2); // (n, patches * patch_dim)
+        let h = match (&self.spectrum_embed, x.spectrum) {
+            (Some(s), Some(a)) => Tensor::cat(vec![h, gelu(s.forward(a))], 1),
+            _ => h,
+        };
+        self.fc2
+            .forward(self.norm.forward(gelu(self.fc1.forward(h))))
+    }
+
+    /// The embeddings of `views`, each rendered afresh ([`render`] with its noise):
+    /// [`ImageEncoder::forward_inputs`] (with the head) or, `trained`,
+    /// [`ImageEncoder::trained_output`] (what training optimises).
+    ///
+    /// # Shapes
+    /// `views [n]` -> `[n, out_dim]`, or `[n, trained width]` when `trained`
+    pub fn embed_rendered(
+        &self,
+        views: &[SceneView],
+        trained: bool,
+        device: &B::Device,
+    ) -> Tensor<B, 2> {
+        let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
+        let x = self.inputs(&imgs, device);
+        if trained {
+            self.trained_output(x)
+        } else {
+            self.forward_inputs(x)
+        }
     }
 
     /// Whether the closed-form head has been set ([`ImageEncoder::with_head`]).
@@ -274,29 +302,15 @@ impl<B: Backend> ImageEncoder<B> {
             .map(|(i, j)| head.weight[(i, j)] as f32)
             .collect();
         let b: Vec<f32> = head.bias.iter().map(|&x| x as f32).collect();
-        let mut linear = LinearConfig::new(e, d).init::<B>(&device);
-        linear.weight = burn::module::Param::from_tensor(
-            Tensor::<B, 1>::from_floats(w.as_slice(), &device).reshape([e, d]),
-        );
-        linear.bias = Some(burn::module::Param::from_tensor(
-            Tensor::<B, 1>::from_floats(b.as_slice(), &device),
-        ));
-        self.head = Some(linear);
+        self.head = Some(Linear {
+            weight: burn::module::Param::from_tensor(
+                Tensor::<B, 1>::from_floats(w.as_slice(), &device).reshape([e, d]),
+            ),
+            bias: Some(burn::module::Param::from_tensor(
+                Tensor::<B, 1>::from_floats(b.as_slice(), &device),
+            )),
+        });
         self
-    }
-
-    /// The features the output layer reads, `LN(gelu(W1 [...]))` of [`ImageEncoder::forward`].
-    ///
-    /// # Shapes
-    /// patches `[n, (32 / patch)^2, 3 patch^2]`, spectrum `[n, SPECTRUM_LEN]` -> `[n, hidden]`
-    pub fn hidden(&self, x: ImageInputs<B>) -> Tensor<B, 2> {
-        let h = gelu(self.patch_embed.forward(x.patches)); // (n, patches, patch_dim)
-        let h: Tensor<B, 2> = h.flatten(1, 2); // (n, patches * patch_dim)
-        let h = match (&self.spectrum_embed, x.spectrum) {
-            (Some(s), Some(a)) => Tensor::cat(vec![h, gelu(s.forward(a))], 1),
-            _ => h,
-        };
-        self.norm.forward(gelu(self.fc1.forward(h)))
     }
 }
 
@@ -473,10 +487,10 @@ pub fn embed_views<B: Backend>(
     views: &[SceneView],
     device: &B::Device,
 ) -> Result<Vec<Vec<f64>>> {
-    embed_in_chunks(views, |chunk| {
-        let imgs: Vec<Vec<f32>> = chunk.iter().map(|v| render(v, true)).collect();
-        Ok(model.forward_inputs(model.inputs(&imgs, device)))
-    })
+    embed_in_chunks(
+        views,
+        |chunk| Ok(model.embed_rendered(chunk, false, device)),
+    )
 }
 
 /// Sets the closed-form head of a trained encoder configured with `features > 0`
@@ -517,10 +531,10 @@ pub fn closed_form_head<B: Backend>(
         .map(|_| world.sample_pair(crate::scene::Modality::Image, kind, &mut rng))
         .unzip();
     let outputs = |views: &[SceneView]| {
-        embed_in_chunks(views, |chunk| {
-            let imgs: Vec<Vec<f32>> = chunk.iter().map(|v| render(v, true)).collect();
-            Ok(model.trained_output(model.inputs(&imgs, &device)))
-        })
+        embed_in_chunks(
+            views,
+            |chunk| Ok(model.embed_rendered(chunk, true, &device)),
+        )
         .and_then(|rows| crate::linalg::from_rows(&rows))
     };
     let (fa, fb) = (outputs(&a)?, outputs(&b)?);

@@ -22,7 +22,6 @@ use crate::models::symbolic_encoder::{
 };
 use crate::models::text_encoder::{EncoderSpec, TextEncoder};
 use crate::rng::{Stream, generator};
-use crate::scene::render_image::render;
 use crate::scene::theory::TheoryProbe;
 use crate::scene::{Modality, SceneView, SceneWorld};
 use crate::text::tokenizer::TextTokenizer;
@@ -136,11 +135,7 @@ impl SceneObserver for Pixels {
         views: &[SceneView],
         device: &B::Device,
     ) -> Result<(Tensor<B, 2>, usize)> {
-        let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
-        Ok((
-            model.trained_output(model.inputs(&imgs, device)),
-            imgs.len(),
-        ))
+        Ok((model.embed_rendered(views, true, device), views.len()))
     }
 
     fn embed<B: Backend>(
@@ -149,8 +144,7 @@ impl SceneObserver for Pixels {
         views: &[SceneView],
         device: &B::Device,
     ) -> Result<Tensor<B, 2>> {
-        let imgs: Vec<Vec<f32>> = views.iter().map(|v| render(v, true)).collect();
-        Ok(model.forward_inputs(model.inputs(&imgs, device)))
+        Ok(model.embed_rendered(views, false, device))
     }
 
     fn finish<B: AutodiffBackend>(
