@@ -61,8 +61,33 @@ fn quick_views_multilingual_writes_a_well_formed_report() {
         .collect();
     assert_eq!(
         labels,
-        ["good", "bad", "next-token", "random init", "TF-IDF"]
+        [
+            "good",
+            "bad",
+            "next-token",
+            "random init",
+            "TF-IDF",
+            "closed form, good",
+            "closed form, bad"
+        ]
     );
+    // The closed-form encoders (the spectral loss's exact minimiser over linear maps of
+    // TF-IDF): one good-view fit (deterministic), one bad-view fit per seed, each with
+    // reached values in [0, 1] decreasing from the first to the d-th.
+    let closed = results["closed_form"].as_array().unwrap();
+    assert_eq!(closed.len(), 2, "good once + bad for one seed");
+    for c in closed {
+        finite_in(
+            &c["point"]["mutual_knn"],
+            0.0,
+            1.0,
+            "closed-form mutual k-NN",
+        );
+        for side in c["reached_values"].as_array().unwrap() {
+            let (top, last) = (side[0].as_f64().unwrap(), side[1].as_f64().unwrap());
+            assert!((0.0..=1.0 + 1e-9).contains(&top) && last <= top, "{side}");
+        }
+    }
     // The random-init row is the good-view runs' step 0.
     assert_eq!(
         summary[3]["mutual_knn"]["mean"].as_f64(),

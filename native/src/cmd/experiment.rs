@@ -22,7 +22,7 @@ use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{
-    AlignmentPoint, ExperimentConfig, RecordingTask, SeedStats, bands, seed_stats,
+    AlignmentPoint, ExperimentConfig, ExperimentSpec, RecordingTask, SeedStats, bands, seed_stats,
 };
 use prh_core::experiments::report::{Row, Series, markdown_table, svg_bands};
 use prh_core::models::text_encoder::TextEncoder;
@@ -326,17 +326,51 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
         write_file(&p, test_ids)?;
     }
     let tfidf = bi.tfidf_point(spec)?;
+    let closed = closed_form_points(&bi, spec)?;
     write_report(
         args,
         &cfg,
         &source,
         &out,
-        (&runs, &tfidf),
+        (&runs, &tfidf, &closed),
         n_fit,
         n_test,
         t0,
     )?;
     Ok(())
+}
+
+/// The closed-form encoders of `experiment.closed_form_views`, one point per seed (good
+/// views are deterministic: fit once, the same point for every seed).
+fn closed_form_points(bi: &Bilingual, spec: &ExperimentSpec) -> Result<Vec<ClosedFormRun>> {
+    let mut out = Vec::new();
+    for &kind in &spec.closed_form_views {
+        let seeds: &[u64] = if kind == ViewKind::Good {
+            &spec.seeds[..1]
+        } else {
+            &spec.seeds
+        };
+        for &seed in seeds {
+            let (point, values) = bi.closed_form_point(spec, kind, seed)?;
+            out.push(ClosedFormRun {
+                objective: kind,
+                seed,
+                point,
+                reached_values: values,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// One closed-form encoder pair: its alignment and, per language, the first and last of
+/// the d reached values.
+#[derive(Serialize)]
+struct ClosedFormRun {
+    objective: ViewKind,
+    seed: u64,
+    point: AlignmentPoint,
+    reached_values: [[f64; 2]; 2],
 }
 
 /// Writes one trained encoder's test-set embeddings (`export/<objective>.<lang>.test.npy`,
@@ -388,6 +422,7 @@ fn summaries(
     spec_objectives: &[ViewKind],
     runs: &[RunResult],
     tfidf: &AlignmentPoint,
+    closed: &[ClosedFormRun],
 ) -> Result<Vec<Summary>> {
     let mut summaries = Vec::new();
     for &objective in spec_objectives {
@@ -410,6 +445,17 @@ fn summaries(
         .collect();
     summaries.push(Summary::of("random init", &init)?);
     summaries.push(Summary::of("TF-IDF", &[tfidf])?);
+    for kind in [ViewKind::Good, ViewKind::Bad] {
+        let points: Vec<&AlignmentPoint> = closed
+            .iter()
+            .filter(|c| c.objective == kind)
+            .map(|c| &c.point)
+            .collect();
+        if !points.is_empty() {
+            let label = format!("closed form, {}", kind.label());
+            summaries.push(Summary::of(&label, &points)?);
+        }
+    }
     Ok(summaries)
 }
 
@@ -455,13 +501,13 @@ fn write_report(
     cfg: &ExperimentConfig,
     source: &str,
     out: &Path,
-    (runs, tfidf): (&[RunResult], &AlignmentPoint),
+    (runs, tfidf, closed): (&[RunResult], &AlignmentPoint, &[ClosedFormRun]),
     n_fit: usize,
     n_test: usize,
     t0: Instant,
 ) -> Result<()> {
     let spec = &cfg.spec;
-    let summaries = summaries(&spec.objectives, runs, tfidf)?;
+    let summaries = summaries(&spec.objectives, runs, tfidf, closed)?;
     let wall_s = t0.elapsed().as_secs_f64();
     let header = ResultsHeader::new(&spec.name, source, &args.device, wall_s);
     let body = serde_json::json!({
@@ -471,6 +517,7 @@ fn write_report(
         "k": spec.k,
         "summary": summaries,
         "tfidf": tfidf,
+        "closed_form": closed,
         "runs": runs,
     });
     write_results(out, &header, &body)?;
@@ -553,6 +600,19 @@ fn report_md(
          no neighbourhood structure yet. Observed differences of seed means at the final step:\n\n",
     );
     md.push_str(&differences(summaries, a, b));
+    if !spec.closed_form_views.is_empty() {
+        let c = &spec.closed_form;
+        md.push_str(&format!(
+            "\nThe \"closed form\" rows had no gradient descent: per language, the spectral loss \
+             (the objective the theorem is proven for) minimised exactly over linear maps of \
+             TF-IDF ({} terms of that language's training captions) to d = {}, from the good \
+             pairs (two captions of one image; deterministic, one fit) or the bad pairs (two \
+             spans of {} of one caption's terms, {} per caption; one fit per seed), whitening \
+             with ridge {}. They are the objective's optimum over that encoder class: the gap \
+             from \"good\" to \"closed form, good\" is the optimiser's, not the objective's.\n",
+            c.features, c.dim, c.span_frac, c.draws, c.ridge
+        ));
+    }
     md.push_str("\n## Plots\n\n");
     for p in plot_files {
         md.push_str(&format!("![{p}]({p})\n\n"));

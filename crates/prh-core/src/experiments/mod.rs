@@ -10,4 +10,5 @@ pub mod live;
 pub mod multilingual;
 pub mod report;
 pub mod scaling_law;
+pub mod spectral_tfidf;
 pub mod vision;

@@ -75,6 +75,13 @@ pub struct ExperimentSpec {
     /// Terms of the TF-IDF baseline ([`crate::text::tfidf`]; the most frequent in each
     /// language's training texts; 0: all).
     pub tfidf_features: usize,
+    /// `views-multilingual`: view kinds that also get the closed-form encoder per seed and
+    /// language ([`crate::experiments::spectral_tfidf`]: the spectral loss minimised
+    /// exactly over linear maps of TF-IDF; rows "closed form, good" / "closed form, bad").
+    /// Empty: none.
+    pub closed_form_views: Vec<ViewKind>,
+    /// The `[experiment.closed_form]` table: the closed-form encoder's settings.
+    pub closed_form: crate::experiments::spectral_tfidf::SpectralTfidfConfig,
 }
 
 /// One row of `text-ablation` (`[[experiment.ablation]]`): what it changes, as `[train]`
@@ -143,6 +150,8 @@ impl Default for ExperimentSpec {
             tfidf_features: 2048,
             ablation: Vec::new(),
             corpora: Vec::new(),
+            closed_form_views: Vec::new(),
+            closed_form: Default::default(),
         }
     }
 }
@@ -222,6 +231,15 @@ impl ExperimentConfig {
                 source,
                 "experiment",
                 "objectives and seeds must each name at least one entry",
+            ));
+        }
+        spec.closed_form
+            .validate(&format!("{source}: experiment.closed_form"))?;
+        if spec.closed_form_views.contains(&ViewKind::NextToken) {
+            return Err(Error::format(
+                source,
+                "experiment.closed_form_views",
+                "expected good and/or bad: next-token has no closed-form encoder",
             ));
         }
         let train_toml =
@@ -602,5 +620,36 @@ mod tests {
         );
         let e = ExperimentConfig::from_toml("x.toml", text, &["steps=3".into()]).unwrap_err();
         assert!(e.to_string().contains("experiment."), "{e}");
+        // The closed-form rows: settings reach the table; next-token and a bad ridge are
+        // refused naming the file and the field.
+        let sets = vec![
+            "experiment.closed_form_views=[\"good\"]".to_string(),
+            "experiment.closed_form.dim=64".to_string(),
+        ];
+        let cfg = ExperimentConfig::from_toml("x.toml", text, &sets).unwrap();
+        assert_eq!(cfg.spec.closed_form_views, [ViewKind::Good]);
+        assert_eq!(cfg.spec.closed_form.dim, 64);
+        let e = ExperimentConfig::from_toml(
+            "x.toml",
+            text,
+            &["experiment.closed_form_views=[\"next-token\"]".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("closed_form_views"),
+            "{e}"
+        );
+        let e = ExperimentConfig::from_toml(
+            "x.toml",
+            text,
+            &["experiment.closed_form.ridge=-1".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("closed_form.ridge"),
+            "{e}"
+        );
     }
 }

@@ -72,6 +72,20 @@ impl Tfidf {
         self.columns.get(term).map(|&c| self.idf[c])
     }
 
+    /// The L2-normalised TF-IDF row of a text given as its `terms` ([`terms`] of the
+    /// text, or a span of them), sparse: `(column, value)` in increasing column order,
+    /// empty when no term is in the vocabulary.
+    pub fn sparse_row<S: AsRef<str>>(&self, terms: &[S]) -> Vec<(usize, f64)> {
+        let mut row: BTreeMap<usize, f64> = BTreeMap::new();
+        for t in terms {
+            if let Some(&c) = self.columns.get(t.as_ref()) {
+                *row.entry(c).or_default() += self.idf[c];
+            }
+        }
+        let norm = row.values().map(|v| v * v).sum::<f64>().sqrt();
+        row.into_iter().map(|(c, v)| (c, v / norm)).collect()
+    }
+
     /// The L2-normalised TF-IDF rows of `texts`, dense and row-major.
     ///
     /// # Shapes
@@ -112,6 +126,12 @@ mod tests {
         assert!((t.idf("cat").unwrap() - i3).abs() < 1e-12);
         assert!(t.idf("a").is_none());
         let x = t.transform(&["the dog the cat"]);
+        let terms: Vec<String> = terms("the dog the cat").collect();
+        let sparse = t.sparse_row(&terms);
+        assert_eq!(sparse.iter().map(|p| p.0).collect::<Vec<_>>(), [0, 1, 3]);
+        for (c, v) in sparse {
+            assert!((x[c] - v).abs() < 1e-15);
+        }
         // Columns are alphabetical: cat, dog, runs, the.
         let raw = [i3, i2, 0.0, 2.0 * i1];
         let norm = raw.iter().map(|v| v * v).sum::<f64>().sqrt();

@@ -9,6 +9,7 @@ use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{
     AlignmentPoint, ExperimentConfig, RecordingTask, Snapshot,
 };
+use prh_core::experiments::spectral_tfidf::SpectralTfidf;
 use prh_core::measure::metrics::MetricOptions;
 use prh_core::models::text_encoder::TextEncoder;
 use prh_core::tasks::text::TextTask;
@@ -422,6 +423,47 @@ impl Bilingual {
         // |x| (0 here) would zero them; they are L2-normalised like the encoders' rows.
         let opts = metric_options(spec, spec.null_shuffles, false);
         self.point(0, [&emb[0], &emb[1]], d, &opts)
+    }
+}
+
+impl Bilingual {
+    /// The closed-form encoders of `kind` (good or bad views) fit on each language's own
+    /// training corpus ([`SpectralTfidf`], seeded by `seed`), measured as the trained
+    /// encoders are (PRH outlier clamp, rotation for R@1 fit on the fit rows); also the
+    /// top reached value and the d-th of each language.
+    pub fn closed_form_point(
+        &self,
+        spec: &prh_core::experiments::multilingual::ExperimentSpec,
+        kind: ViewKind,
+        seed: u64,
+    ) -> Result<(AlignmentPoint, [[f64; 2]; 2])> {
+        let mut emb = Vec::new();
+        let mut d = [0; 2];
+        let mut values = [[0.0; 2]; 2];
+        for l in 0..2 {
+            let t0 = Instant::now();
+            let groups: Vec<Vec<String>> = self.corpora[l]
+                .groups
+                .iter()
+                .map(|g| g.texts.clone())
+                .collect();
+            let enc = SpectralTfidf::fit(&groups, kind, &spec.closed_form, seed)
+                .with_context(|| format!("closed form, {}, {}", kind.label(), spec.langs[l]))?;
+            d[l] = enc.dim();
+            let v = enc.values();
+            values[l] = [v[0], v[v.len() - 1]];
+            emb.push(enc.embed(&self.recorded_rows(l)));
+            eprintln!(
+                "closed form {} {} seed {seed}: reached values {:.3} .. {:.3} ({:.1} s)",
+                kind.label(),
+                spec.langs[l],
+                values[l][0],
+                values[l][1],
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        let opts = metric_options(spec, spec.null_shuffles, true);
+        Ok((self.point(0, [&emb[0], &emb[1]], d, &opts)?, values))
     }
 }
 
