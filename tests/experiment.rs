@@ -261,7 +261,26 @@ fn quick_views_vision_writes_report_and_web_exports() {
     assert_eq!(r["imagenet_synsets_left_out"].as_u64(), Some(1000));
     let summary = r["summary"].as_array().unwrap();
     let rows: Vec<&str> = summary.iter().map(|s| s["row"].as_str().unwrap()).collect();
-    assert_eq!(rows, ["good", "bad", "next-token", "random init", "TF-IDF"]);
+    assert_eq!(
+        rows,
+        [
+            "good",
+            "bad",
+            "next-token",
+            "random init",
+            "TF-IDF",
+            "closed form, good",
+            "closed form, bad"
+        ]
+    );
+    for s in &summary[5..] {
+        finite_in(
+            &s["stats"]["mutual_knn"]["mean"],
+            0.0,
+            1.0,
+            "closed-form mutual k-NN",
+        );
+    }
     // TF-IDF of the class texts ("lemmas: definition") is measured, not zeroed by the
     // clamp: the published full-size value is 0.228, far above chance (0.010).
     finite_in(

@@ -601,17 +601,8 @@ fn report_md(
     );
     md.push_str(&differences(summaries, a, b));
     if !spec.closed_form_views.is_empty() {
-        let c = &spec.closed_form;
-        md.push_str(&format!(
-            "\nThe \"closed form\" rows had no gradient descent: per language, the spectral loss \
-             (the objective the theorem is proven for) minimised exactly over linear maps of \
-             TF-IDF ({} terms of that language's training captions) to d = {}, from the good \
-             pairs (two captions of one image; deterministic, one fit) or the bad pairs (two \
-             spans of {} of one caption's terms, {} per caption; one fit per seed), whitening \
-             with ridge {}. They are the objective's optimum over that encoder class: the gap \
-             from \"good\" to \"closed form, good\" is the optimiser's, not the objective's.\n",
-            c.features, c.dim, c.span_frac, c.draws, c.ridge
-        ));
+        md.push('\n');
+        md.push_str(&spec.closed_form.describe());
     }
     md.push_str("\n## Plots\n\n");
     for p in plot_files {

@@ -176,6 +176,10 @@ fn head_of(op: Option<PairOperator>, e: usize, d: usize) -> Result<SpectralHead>
             "spectral head: the features have no variance on these pairs",
         ));
     };
+    head_of_operator(op, e, d)
+}
+
+fn head_of_operator(op: PairOperator, e: usize, d: usize) -> Result<SpectralHead> {
     let r = op.white.ncols();
     if d == 0 || d > r {
         return Err(Error::invalid(format!(
@@ -271,6 +275,17 @@ impl PairMoments {
     /// # Shapes
     /// -> `weight [e, d]`, `bias [d]`, `values [d]`
     pub fn spectral_head(&self, d: usize, ridge: f64) -> Result<SpectralHead> {
+        self.head(d, ridge, false)
+    }
+
+    /// [`PairMoments::spectral_head`] with at most `d` outputs: fewer when the features
+    /// have fewer than `d` columns of non-zero variance (a small corpus with a short
+    /// vocabulary), instead of an error. The head's width says how many it kept.
+    pub fn spectral_head_at_most(&self, d: usize, ridge: f64) -> Result<SpectralHead> {
+        self.head(d, ridge, true)
+    }
+
+    fn head(&self, d: usize, ridge: f64, at_most: bool) -> Result<SpectralHead> {
         let e = self.width();
         if self.total <= 0.0 || e == 0 {
             return Err(Error::invalid(
@@ -286,7 +301,20 @@ impl PairMoments {
         let mu: Vec<f64> = self.sum.iter().map(|s| s / w).collect();
         let c = Matrix::from_fn(e, e, |i, j| self.xx[(i, j)] / w - mu[i] * mu[j]);
         let cp = Matrix::from_fn(e, e, |i, j| self.xy[(i, j)] / w - mu[i] * mu[j]);
-        head_of(operator_from_moments(mu, c, cp, ridge)?, e, d)
+        let op = operator_from_moments(mu, c, cp, ridge)?.ok_or_else(|| {
+            Error::invalid("spectral head: the features have no variance on these pairs")
+        })?;
+        // With no ridge, only the directions of non-zero variance count; with one, the
+        // ridge gives every direction variance, so count those the data has.
+        let r = if ridge > 0.0 {
+            (0..e)
+                .filter(|&i| self.xx[(i, i)] / w - op.mu[i] * op.mu[i] > 0.0)
+                .count()
+        } else {
+            op.white.ncols()
+        };
+        let d = if at_most { d.min(r.max(1)) } else { d };
+        head_of_operator(op, e, d)
     }
 }
 
@@ -548,6 +576,10 @@ mod tests {
             }
             assert!((dense.bias[j] - sign * sparse.bias[j]).abs() < 1e-9);
         }
+        // 6 columns, 5 with variance (column 5 is never used): at most 5 outputs.
+        assert!(moments.spectral_head(6, 0.0).is_err());
+        assert_eq!(moments.spectral_head_at_most(9, 0.0).unwrap().bias.len(), 5);
+        assert_eq!(moments.spectral_head_at_most(9, 0.1).unwrap().bias.len(), 5);
         let shrunk = moments.spectral_head(3, 0.5).unwrap();
         assert!(shrunk.values[0] < sparse.values[0]);
         let err = moments.add_sparse(&[(6, 1.0)], &[], 1.0).unwrap_err();

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
 use super::{Args, load_config, out_dir};
+use prh_core::experiments::spectral_tfidf::SpectralTfidf;
 use prh_core::experiments::vision::VisionScores;
 use prh_core::text::tfidf::Tfidf;
 
@@ -72,6 +73,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let tfidf = tfidf_scores(&cfg, &data)?;
     let mut rows = summary_rows(&cfg, &runs, &init_points)?;
     rows.push(("TF-IDF".to_string(), stats_of(&[tfidf])?));
+    rows.extend(closed_form_rows(&cfg, &data)?);
     let wall_s = t0.elapsed().as_secs_f64();
     let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
     let body = serde_json::json!({
@@ -190,6 +192,41 @@ fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScore
         .map(|&v| v as f32)
         .collect();
     Ok(score_with(data, cfg, (&emb, t.width()), 0, true, false)?.0)
+}
+
+/// The closed-form encoders of `experiment.closed_form_views` ([`SpectralTfidf`]: the
+/// spectral loss minimised exactly over linear maps of TF-IDF, fit on the training groups'
+/// texts), scored on the class texts as the encoders are; good views fit once
+/// (deterministic), bad views once per seed. One row per view kind.
+fn closed_form_rows(
+    cfg: &ExperimentConfig,
+    data: &VisionData,
+) -> Result<Vec<(String, serde_json::Value)>> {
+    let spec = &cfg.spec;
+    let groups: Vec<Vec<String>> = data.groups.iter().map(|g| g.texts.clone()).collect();
+    let mut rows = Vec::new();
+    for &kind in &spec.closed_form_views {
+        let seeds = if kind == ViewKind::Good {
+            &spec.seeds[..1]
+        } else {
+            &spec.seeds[..]
+        };
+        let mut points = Vec::new();
+        for &seed in seeds {
+            let t0 = Instant::now();
+            let enc = SpectralTfidf::fit(&groups, kind, &spec.closed_form, seed)
+                .with_context(|| format!("closed form, {}", kind.label()))?;
+            let emb = enc.embed(&data.class_texts);
+            points.push(score_with(data, cfg, (&emb, enc.dim()), seed, true, true)?.0);
+            eprintln!(
+                "closed form {} seed {seed}: fit and scored in {:.1} s",
+                kind.label(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        rows.push((format!("closed form, {}", kind.label()), stats_of(&points)?));
+    }
+    Ok(rows)
 }
 
 /// Summaries: final step per objective, plus the random-init row.
@@ -351,6 +388,10 @@ fn report_md(
                     - mean(other, "r5_t2i").unwrap_or(f64::NAN)
             ));
         }
+    }
+    if !spec.closed_form_views.is_empty() {
+        md.push('\n');
+        md.push_str(&spec.closed_form.describe());
     }
     md.push_str(
         "\nA difference smaller than the seed spread is not evidence either way; a score near \
