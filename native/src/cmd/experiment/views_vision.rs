@@ -333,7 +333,7 @@ fn report_md(
     steps: usize,
 ) -> String {
     let spec = &cfg.spec;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let command = crate::output::portable_command(std::env::args());
     let mut md = format!(
         "# {}\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          Text encoders (same architecture, data and {steps} steps per objective) trained on {} \
