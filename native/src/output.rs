@@ -26,7 +26,7 @@ pub struct ResultsHeader {
 /// The command line as a user would retype it: the binary as `prh-native` (not the path
 /// it ran from) and absolute paths below the working directory made relative to it, so a
 /// results file names no path of the machine it ran on.
-pub(crate) fn portable_command(args: impl Iterator<Item = String>) -> String {
+fn portable_command(args: impl Iterator<Item = String>) -> String {
     let cwd = std::env::current_dir().ok();
     args.enumerate()
         .map(|(i, a)| {

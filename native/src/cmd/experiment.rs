@@ -25,6 +25,7 @@ use prh_core::experiments::multilingual::{
     AlignmentPoint, ExperimentConfig, ExperimentSpec, RecordingTask, SeedStats, bands, seed_stats,
 };
 use prh_core::experiments::report::{Row, Series, markdown_table, svg_bands};
+use prh_core::experiments::spectral_tfidf::fit_seeds;
 use prh_core::models::text_encoder::TextEncoder;
 use prh_core::tasks::text::TextTask;
 use prh_core::text::corpus;
@@ -340,17 +341,12 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
     Ok(())
 }
 
-/// The closed-form encoders of `experiment.closed_form_views`, one point per seed (good
-/// views are deterministic: fit once, the same point for every seed).
+/// The closed-form encoders of `experiment.closed_form_views`, one point per fit
+/// ([`fit_seeds`]: good views once, bad views per seed).
 fn closed_form_points(bi: &Bilingual, spec: &ExperimentSpec) -> Result<Vec<ClosedFormRun>> {
     let mut out = Vec::new();
     for &kind in &spec.closed_form_views {
-        let seeds: &[u64] = if kind == ViewKind::Good {
-            &spec.seeds[..1]
-        } else {
-            &spec.seeds
-        };
-        for &seed in seeds {
+        for &seed in fit_seeds(kind, &spec.seeds) {
             let (point, values) = bi.closed_form_point(spec, kind, seed)?;
             out.push(ClosedFormRun {
                 objective: kind,

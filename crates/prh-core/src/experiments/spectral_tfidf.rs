@@ -81,9 +81,7 @@ impl SpectralTfidfConfig {
         }
         Ok(())
     }
-}
 
-impl SpectralTfidfConfig {
     /// What the "closed form" rows of a report are, in one paragraph (markdown).
     pub fn describe(&self) -> String {
         format!(
@@ -96,6 +94,16 @@ impl SpectralTfidfConfig {
              the optimiser's, not the objective's.\n",
             self.features, self.dim, self.span_frac, self.draws, self.ridge
         )
+    }
+}
+
+/// The seeds a closed form of `kind` is fit for, out of an experiment's `seeds`: good
+/// views draw nothing (every pair of texts of a group), so one fit stands for all seeds;
+/// bad views draw their spans, one fit per seed.
+pub fn fit_seeds(kind: ViewKind, seeds: &[u64]) -> &[u64] {
+    match kind {
+        ViewKind::Good => &seeds[..seeds.len().min(1)],
+        _ => seeds,
     }
 }
 
@@ -116,21 +124,28 @@ impl SpectralTfidf {
     /// pairs of `kind` (see the module doc).
     ///
     /// # Shapes
-    /// `groups`: texts per group -> an encoder of width `cfg.dim`
-    pub fn fit<S: AsRef<str>>(
-        groups: &[Vec<S>],
+    /// `groups`: texts per group (any slice of texts: a `Vec<String>`, a corpus group's
+    /// `texts.as_slice()`) -> an encoder of width `cfg.dim`
+    pub fn fit<G: AsRef<[S]>, S: AsRef<str>>(
+        groups: &[G],
         kind: ViewKind,
         cfg: &SpectralTfidfConfig,
         seed: u64,
     ) -> Result<Self> {
         cfg.validate("closed form")?;
-        let texts: Vec<&str> = groups.iter().flatten().map(AsRef::as_ref).collect();
+        let texts: Vec<&str> = groups
+            .iter()
+            .flat_map(|g| g.as_ref().iter().map(AsRef::as_ref))
+            .collect();
         let tfidf = Tfidf::fit(&texts, cfg.features);
         let mut moments = PairMoments::new(tfidf.width());
         let mut rng = generator(seed, Stream::Views, 0);
         for group in groups {
-            let bags: Vec<Vec<String>> =
-                group.iter().map(|t| terms(t.as_ref()).collect()).collect();
+            let bags: Vec<Vec<String>> = group
+                .as_ref()
+                .iter()
+                .map(|t| terms(t.as_ref()).collect())
+                .collect();
             match kind {
                 ViewKind::Good => {
                     let rows: Vec<_> = bags.iter().map(|b| tfidf.sparse_row(b)).collect();

@@ -424,9 +424,7 @@ impl Bilingual {
         let opts = metric_options(spec, spec.null_shuffles, false);
         self.point(0, [&emb[0], &emb[1]], d, &opts)
     }
-}
 
-impl Bilingual {
     /// The closed-form encoders of `kind` (good or bad views) fit on each language's own
     /// training corpus ([`SpectralTfidf`], seeded by `seed`), measured as the trained
     /// encoders are (PRH outlier clamp, rotation for R@1 fit on the fit rows); also the
@@ -442,10 +440,10 @@ impl Bilingual {
         let mut values = [[0.0; 2]; 2];
         for l in 0..2 {
             let t0 = Instant::now();
-            let groups: Vec<Vec<String>> = self.corpora[l]
+            let groups: Vec<&[String]> = self.corpora[l]
                 .groups
                 .iter()
-                .map(|g| g.texts.clone())
+                .map(|g| g.texts.as_slice())
                 .collect();
             let enc = SpectralTfidf::fit(&groups, kind, &spec.closed_form, seed)
                 .with_context(|| format!("closed form, {}, {}", kind.label(), spec.langs[l]))?;

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
 use super::{Args, load_config, out_dir};
-use prh_core::experiments::spectral_tfidf::SpectralTfidf;
+use prh_core::experiments::spectral_tfidf::{SpectralTfidf, fit_seeds};
 use prh_core::experiments::vision::VisionScores;
 use prh_core::text::tfidf::Tfidf;
 
@@ -91,12 +91,11 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let plot_files = write_plots(&cfg, &out, &runs)?;
     let md = report_md(
         args,
-        &source,
+        &header,
         &cfg,
         &data,
         &rows,
         &plot_files,
-        wall_s,
         base.run.steps,
     );
     let p = out.join("report.md");
@@ -196,23 +195,18 @@ fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScore
 
 /// The closed-form encoders of `experiment.closed_form_views` ([`SpectralTfidf`]: the
 /// spectral loss minimised exactly over linear maps of TF-IDF, fit on the training groups'
-/// texts), scored on the class texts as the encoders are; good views fit once
-/// (deterministic), bad views once per seed. One row per view kind.
+/// texts), scored on the class texts as the encoders are, one fit per [`fit_seeds`]. One
+/// row per view kind.
 fn closed_form_rows(
     cfg: &ExperimentConfig,
     data: &VisionData,
 ) -> Result<Vec<(String, serde_json::Value)>> {
     let spec = &cfg.spec;
-    let groups: Vec<Vec<String>> = data.groups.iter().map(|g| g.texts.clone()).collect();
+    let groups: Vec<&[String]> = data.groups.iter().map(|g| g.texts.as_slice()).collect();
     let mut rows = Vec::new();
     for &kind in &spec.closed_form_views {
-        let seeds = if kind == ViewKind::Good {
-            &spec.seeds[..1]
-        } else {
-            &spec.seeds[..]
-        };
         let mut points = Vec::new();
-        for &seed in seeds {
+        for &seed in fit_seeds(kind, &spec.seeds) {
             let t0 = Instant::now();
             let enc = SpectralTfidf::fit(&groups, kind, &spec.closed_form, seed)
                 .with_context(|| format!("closed form, {}", kind.label()))?;
@@ -324,16 +318,15 @@ fn table_rows(rows: &[(String, serde_json::Value)]) -> String {
 #[allow(clippy::too_many_arguments)]
 fn report_md(
     args: &Args,
-    source: &str,
+    header: &ResultsHeader,
     cfg: &prh_core::experiments::multilingual::ExperimentConfig,
     data: &super::vision::VisionData,
     rows: &[(String, serde_json::Value)],
     plots: &[String],
-    wall_s: f64,
     steps: usize,
 ) -> String {
     let spec = &cfg.spec;
-    let command = crate::output::portable_command(std::env::args());
+    let (command, source, wall_s) = (&header.command, &header.config_source, header.wall_s);
     let mut md = format!(
         "# {}\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          Text encoders (same architecture, data and {steps} steps per objective) trained on {} \
