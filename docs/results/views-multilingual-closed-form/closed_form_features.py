@@ -1,0 +1,38 @@
+"""The closed form (val_sweep.py's, ridge 0.1, d = 128, Lambda^1/2) over other features,
+to compare with Adam on the same class (sgd_vs_closed_form.py): MODE=mean (mean of the
+caption's word one-hots) or MODE=l2 (L2-normalised counts, no idf). Scored on val.
+  MODE=mean python3 closed_form_features.py
+"""
+import sys, os, numpy as np
+sys.argv=['x','4000','1','val']
+src=open(os.path.join(os.path.dirname(os.path.abspath(__file__)),'val_sweep.py')).read().split("V=int(sys.argv[1])")[0]
+exec(src)
+mode=os.environ['MODE']
+def fm(sents,voc,idf):
+    X=np.zeros((len(sents),len(voc)),np.float32)
+    for r,s in enumerate(sents):
+        ws=tok(s)
+        for w in ws:
+            j=voc.get(w)
+            if j is not None: X[r,j]+=1
+        if mode=='mean': X[r]/=max(len(ws),1)
+        elif mode=='idfmean': X[r]*=idf; X[r]/=max(len(ws),1)
+        elif mode=='l2': X[r]/=max(np.linalg.norm(X[r]),1e-9)
+    return X
+E={}
+for lang in ['en','de']:
+    tr=load('train',lang); voc=vocab(tr,4000)
+    df=np.zeros(len(voc))
+    for cs in tr:
+        for s in cs:
+            for j in {voc[w] for w in tok(s) if w in voc}: df[j]+=1
+    idf=(np.log((1+5*len(tr[0]))/(1+df))+1).astype(np.float32)
+    F=[fm(c,voc,idf) for c in tr]
+    allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
+    S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20
+    C2=C+0.1*np.trace(C)/len(C)*np.eye(len(C))
+    w,U=np.linalg.eigh(C2); W=U@np.diag(w**-0.5)@U.T
+    ev,Ev=np.linalg.eigh(W@Cp@W); o=np.argsort(-ev)[:128]
+    print(lang,'top eig',ev[o][:3],'sum lam^2',(ev[o]**2).sum(),flush=True)
+    te=load('val',lang); E[lang]=(fm(te[0],voc,idf)-mu)@W@Ev[:,o]*np.sqrt(np.maximum(ev[o],0))
+print(mode,'closed form val en-de',round(mknn(E['en'],E['de']),3))
