@@ -8,25 +8,11 @@ sys.argv=['x','4000','1','val']
 src=open(os.path.join(os.path.dirname(os.path.abspath(__file__)),'val_sweep.py')).read().split("V=int(sys.argv[1])")[0]
 exec(src)
 mode=os.environ['MODE']
-def fm(sents,voc,idf):
-    X=np.zeros((len(sents),len(voc)),np.float32)
-    for r,s in enumerate(sents):
-        ws=tok(s)
-        for w in ws:
-            j=voc.get(w)
-            if j is not None: X[r,j]+=1
-        if mode=='mean': X[r]/=max(len(ws),1)
-        elif mode=='idfmean': X[r]*=idf; X[r]/=max(len(ws),1)
-        elif mode=='l2': X[r]/=max(np.linalg.norm(X[r]),1e-9)
-    return X
+fm=lambda sents,voc,idf: features_as(mode,sents,voc,idf)
 E={}
 for lang in ['en','de']:
     tr=load('train',lang); voc=vocab(tr,4000)
-    df=np.zeros(len(voc))
-    for cs in tr:
-        for s in cs:
-            for j in {voc[w] for w in tok(s) if w in voc}: df[j]+=1
-    idf=(np.log((1+5*len(tr[0]))/(1+df))+1).astype(np.float32)
+    idf=idf_weights(tr,voc)
     F=[fm(c,voc,idf) for c in tr]
     allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
     S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20

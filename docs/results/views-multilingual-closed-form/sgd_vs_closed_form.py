@@ -13,24 +13,11 @@ exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)),'val_sweep.py'
 import time
 mode=os.environ.get('MODE','tfidf')  # tfidf | mean
 steps=int(os.environ.get('STEPS','800')); lr=float(os.environ.get('LR','6e-3')); d=128
-def featmode(sents,voc,idf):
-    if mode=='tfidf': return feats(sents,voc,idf)
-    X=np.zeros((len(sents),len(voc)),np.float32)
-    for r,s in enumerate(sents):
-        ws=tok(s)
-        for w in ws:
-            j=voc.get(w)
-            if j is not None: X[r,j]+=1
-        X[r]/=max(len(ws),1)
-    return X
+featmode=lambda sents,voc,idf: features_as(mode,sents,voc,idf)
 res={}
 for lang in ['en','de']:
     tr=load('train',lang); voc=vocab(tr,4000)
-    df=np.zeros(len(voc))
-    for cs in tr:
-        for s in cs:
-            for j in {voc[w] for w in tok(s) if w in voc}: df[j]+=1
-    idf=(np.log((1+5*len(tr[0]))/(1+df))+1).astype(np.float32)
+    idf=idf_weights(tr,voc)
     Ftr=np.stack([featmode(c,voc,idf) for c in tr],1)  # [n,5,V]
     te=load('val',lang); Xv=featmode(te[0],voc,idf)
     res[lang]=(Ftr,Xv)

@@ -31,18 +31,33 @@ def knn(X,k):
     return np.argsort(-S,axis=1)[:,:k]
 def mknn(A,B,k=10):
     a,b=knn(A,k),knn(B,k); return np.mean([len(set(x)&set(y))/k for x,y in zip(a,b)])
+def idf_weights(tr, voc):
+    """Smoothed idf over all training captions: ln((1+n)/(1+df)) + 1 (scikit-learn's)."""
+    df=np.zeros(len(voc))
+    for cs in tr:
+        for s in cs:
+            for j in {voc[w] for w in tok(s) if w in voc}: df[j]+=1
+    n=5*len(tr[0]); return (np.log((1+n)/(1+df))+1).astype(np.float32)
+def features_as(mode, sents, voc, idf):
+    """tfidf: idf-weighted L2-normalised counts (feats); mean: counts / caption length (a
+    bag of embeddings without LayerNorm); l2: L2-normalised counts, no idf."""
+    if mode=='tfidf': return feats(sents,voc,idf)
+    X=np.zeros((len(sents),len(voc)),np.float32)
+    for r,s in enumerate(sents):
+        ws=tok(s)
+        for w in ws:
+            j=voc.get(w)
+            if j is not None: X[r,j]+=1
+        if mode=='mean': X[r]/=max(len(ws),1)
+        elif mode=='l2': X[r]/=max(np.linalg.norm(X[r]),1e-9)
+        else: raise ValueError(f'unknown MODE {mode}: tfidf, mean or l2')
+    return X
 def moments(lang,V,idfw):
     fn=f'mom_{lang}_{V}_{idfw}.npz'
     if os.path.exists(fn):
         z=np.load(fn,allow_pickle=True); return z['voc'].item(),z['mu'],z['C'],z['Cp'],z['idf']
     tr=load('train',lang); voc=vocab(tr,V)
-    idf=None
-    if idfw:
-        df=np.zeros(len(voc))
-        for cs in tr:
-            for s in cs:
-                for j in {voc[w] for w in tok(s) if w in voc}: df[j]+=1
-        n=5*len(tr[0]); idf=(np.log((1+n)/(1+df))+1).astype(np.float32)
+    idf=idf_weights(tr,voc) if idfw else None
     F=[feats(c,voc,idf) for c in tr]
     allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
     S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20
