@@ -13,12 +13,8 @@ E={}
 for lang in ['en','de']:
     tr=load('train',lang); voc=vocab(tr,4000)
     idf=idf_weights(tr,voc)
-    F=[fm(c,voc,idf) for c in tr]
-    allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
-    S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20
-    C2=C+0.1*np.trace(C)/len(C)*np.eye(len(C))
-    w,U=np.linalg.eigh(C2); W=U@np.diag(w**-0.5)@U.T
-    ev,Ev=np.linalg.eigh(W@Cp@W); o=np.argsort(-ev)[:128]
-    print(lang,'top eig',ev[o][:3],'sum lam^2',(ev[o]**2).sum(),flush=True)
-    te=load('val',lang); E[lang]=(fm(te[0],voc,idf)-mu)@W@Ev[:,o]*np.sqrt(np.maximum(ev[o],0))
+    mu,C,Cp=pair_moments([fm(c,voc,idf) for c in tr])
+    H,ev=spectral_head(C,Cp,0.1); H,ev=H[:,:128],ev[:128]
+    print(lang,'top eig',ev[:3],'sum lam^2',(ev**2).sum(),flush=True)
+    te=load('val',lang); E[lang]=(fm(te[0],voc,idf)-mu)@H*np.sqrt(np.maximum(ev,0))
 print(mode,'closed form val en-de',round(mknn(E['en'],E['de']),3))

@@ -1,5 +1,5 @@
 """Is it the objective, the encoder class or the optimiser? (docs/results.md, "Why SGD
-stops short of the closed form"). numpy, independent of prh: Adam on the spectral loss
+stopped short of the closed form"). numpy, independent of prh: Adam on the spectral loss
 (batch 128 images x 5 captions, warmup 50, cosine), over linear maps 4000 -> 128 of either
 idf-weighted L2-normalised word counts (MODE=tfidf, the closed form's features) or the mean
 of the caption's word one-hots (MODE=mean, a bag of embeddings without LayerNorm). Scored
@@ -10,16 +10,14 @@ Data: PRH_DATA or ../shared/data. Needs ~6 GB of memory (dense features).
 import sys, os, numpy as np
 sys.argv=['x','4000','1','val']
 exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)),'val_sweep.py')).read().split("V=int(sys.argv[1])")[0])
-import time
-mode=os.environ.get('MODE','tfidf')  # tfidf | mean
+mode=os.environ.get('MODE','tfidf')  # tfidf | mean | l2 (features_as)
 steps=int(os.environ.get('STEPS','800')); lr=float(os.environ.get('LR','6e-3')); d=128
-featmode=lambda sents,voc,idf: features_as(mode,sents,voc,idf)
 res={}
 for lang in ['en','de']:
     tr=load('train',lang); voc=vocab(tr,4000)
     idf=idf_weights(tr,voc)
-    Ftr=np.stack([featmode(c,voc,idf) for c in tr],1)  # [n,5,V]
-    te=load('val',lang); Xv=featmode(te[0],voc,idf)
+    Ftr=np.stack([features_as(mode,c,voc,idf) for c in tr],1)  # [n,5,V]
+    te=load('val',lang); Xv=features_as(mode,te[0],voc,idf)
     res[lang]=(Ftr,Xv)
     print(lang,Ftr.shape,flush=True)
 rng=np.random.default_rng(0)

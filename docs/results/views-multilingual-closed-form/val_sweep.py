@@ -52,15 +52,26 @@ def features_as(mode, sents, voc, idf):
         elif mode=='l2': X[r]/=max(np.linalg.norm(X[r]),1e-9)
         else: raise ValueError(f'unknown MODE {mode}: tfidf, mean or l2')
     return X
+def pair_moments(F):
+    """F: one [n, V] feature block per caption slot (5), row i of each = image i. Returns
+    mu, C (covariance of all captions) and C+ (mean cross-covariance over the 20 ordered
+    pairs of distinct captions of one image)."""
+    allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
+    S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20
+    return mu,C,Cp
+def spectral_head(C,Cp,ridge):
+    """The spectral loss's closed form: (C_r^-1/2 U, lambda) with U, lambda the eigenpairs
+    of C_r^-1/2 C+ C_r^-1/2 sorted decreasingly, C_r = C + ridge tr(C)/V I."""
+    C2=C+ridge*np.trace(C)/len(C)*np.eye(len(C))
+    w,U=np.linalg.eigh(C2); W=U@np.diag(w**-0.5)@U.T
+    ev,Ev=np.linalg.eigh(W@Cp@W); o=np.argsort(-ev); return W@Ev[:,o],ev[o]
 def moments(lang,V,idfw):
     fn=f'mom_{lang}_{V}_{idfw}.npz'
     if os.path.exists(fn):
         z=np.load(fn,allow_pickle=True); return z['voc'].item(),z['mu'],z['C'],z['Cp'],z['idf']
     tr=load('train',lang); voc=vocab(tr,V)
     idf=idf_weights(tr,voc) if idfw else None
-    F=[feats(c,voc,idf) for c in tr]
-    allf=np.concatenate(F); mu=allf.mean(0); C=np.cov(allf.T,bias=True)
-    S=sum(F); Cp=((S-5*mu).T@(S-5*mu) - sum((f-mu).T@(f-mu) for f in F))/len(F[0])/20
+    mu,C,Cp=pair_moments([feats(c,voc,idf) for c in tr])
     np.savez(fn,voc=voc,mu=mu,C=C,Cp=Cp,idf=idf if idf is not None else np.ones(len(voc)))
     return voc,mu,C,Cp,(idf if idf is not None else np.ones(len(voc),np.float32))
 V=int(sys.argv[1]); idfw=int(sys.argv[2]); split=sys.argv[3]
@@ -72,9 +83,7 @@ for lang in ['en','de']:
 for ridge in [1e-3,1e-2,1e-1]:
   ops={}
   for lang in res:
-    C,Cp,X=res[lang]; C2=C+ridge*np.trace(C)/len(C)*np.eye(len(C))
-    w,U=np.linalg.eigh(C2); W=U@np.diag(w**-0.5)@U.T
-    ev,Ev=np.linalg.eigh(W@Cp@W); o=np.argsort(-ev); ops[lang]=(W@Ev[:,o],ev[o])
+    C,Cp,X=res[lang]; ops[lang]=spectral_head(C,Cp,ridge)
   for d in [32,64,96,128]:
     for p in [0.5,1,2]:
         E={l:[x@ops[l][0][:,:d]*np.maximum(ops[l][1][:d],0)**p for x in res[l][2]] for l in res}
