@@ -304,6 +304,13 @@ fn quick_views_vision_writes_report_and_web_exports() {
             finite_in(&s["stats"][key]["mean"], 0.0, 1.0 + 1e-9, key);
         }
         assert_eq!(s["stats"]["match_chance"]["mean"].as_f64(), Some(0.01));
+        // GW(truth) / GW(found): a positive finite ratio of two objectives.
+        finite_in(
+            &s["stats"]["match_truth_ratio"]["mean"],
+            1e-6,
+            1e6,
+            "match_truth_ratio",
+        );
     }
     for run in r["runs"].as_array().unwrap() {
         let steps: Vec<u64> = run["curve"]

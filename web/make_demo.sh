@@ -2,7 +2,7 @@
 # Rebuilds the playground's demo assets from real data (Multi30k, see ../shared/data):
 #   web/assets/demo_model.prh.safetensors  a good-view English text encoder with the
 #                                           views-multilingual recipe (bag of embeddings,
-#                                           spectral loss, 800 steps x 128 images; issue
+#                                           spectral loss, lr 5e-2, 800 steps x 128 images; issue
 #                                           20), exported for the Checkpoint lab;
 #   web/assets/demo_a.npy, demo_b.npy      that encoder's embeddings of caption 1 and
 #                                           caption 2 of the first 300 Multi30k test_2016
@@ -70,13 +70,13 @@ NATIVE=${1:-${CARGO_TARGET_DIR:-target}/release/prh-native}
 DATA=${PRH_DATA:?set PRH_DATA to the data folder}
 WORK=$(mktemp -d)
 RECIPE=(--set 'model.size="custom"' --set model.d_model=128 --set model.layers=0 --set model.heads=4
-  --set model.d_ff=256 --set 'loss.kind="spectral"' --set optim.lr=6e-3 --set optim.warmup_steps=50
+  --set model.d_ff=256 --set 'loss.kind="spectral"' --set optim.lr=5e-2 --set optim.warmup_steps=50
   --set views.batch_size=128 --set views.n_global=5 --set views.n_local=0 --set run.steps=800
   --set tokenizer.vocab_size=4000 --set run.checkpoint_every=400 --set run.eval_every=0)
 "$NATIVE" train --config configs/good-en.toml "${RECIPE[@]}" --data "$DATA" --out "$WORK/run"
 "$NATIVE" export --run "$WORK/run" --out web/assets/demo_model.prh.safetensors
-zcat "$DATA/multi30k/task2/raw/test_2016.1.en.gz" | head -300 > "$WORK/cap1.txt"
-zcat "$DATA/multi30k/task2/raw/test_2016.2.en.gz" | head -300 > "$WORK/cap2.txt"
+zcat "$DATA/multi30k/task2/raw/test_2016.1.en.gz" | sed -n 1,300p > "$WORK/cap1.txt"  # sed reads to the end: head would SIGPIPE zcat under pipefail
+zcat "$DATA/multi30k/task2/raw/test_2016.2.en.gz" | sed -n 1,300p > "$WORK/cap2.txt"
 "$NATIVE" embed --run "$WORK/run" --texts "$WORK/cap1.txt" --out web/assets/demo_a.npy
 "$NATIVE" embed --run "$WORK/run" --texts "$WORK/cap2.txt" --out web/assets/demo_b.npy
 "$NATIVE" metrics web/assets/demo_a.npy web/assets/demo_b.npy --json

@@ -254,7 +254,7 @@ export async function checkpointDetails(t) {
   await embedCpu(page);
   await page.waitForSelector("#classes-table", { timeout: 20000 });
   const visionCaption = await page.$eval("#neighbours", (e) => e.closest(".card").querySelector(".explain").textContent);
-  check(demoCaption.includes("500 CPU steps") && !visionCaption.includes("500 CPU steps") && visionCaption.includes("views-vision"), `item 9: the caption describes the encoder that ran (vision: "${visionCaption.slice(visionCaption.indexOf("This"), visionCaption.indexOf("This") + 60)}…")`);
+  check(demoCaption.includes("800 CPU steps") && !visionCaption.includes("800 CPU steps") && visionCaption.includes("views-vision"), `item 9: the caption describes the encoder that ran (vision: "${visionCaption.slice(visionCaption.indexOf("This"), visionCaption.indexOf("This") + 60)}…")`);
   const al = await page.$eval("#classes-alignment", (e) => ({ r1: Number(e.dataset.r1), chance: Number(e.dataset.r1Chance), text: e.textContent }));
   const ch = await page.$eval("#classes-chance", (e) => ({ mean: Number(e.dataset.mean), std: Number(e.dataset.std) }));
   const explain = await page.$eval("#classes-table", (e) => e.closest(".card").textContent);

@@ -483,7 +483,7 @@ async function visionDemo(page) {
     rankOk &&= JSON.stringify(want.map(([j]) => j)) === JSON.stringify(top.map(([j]) => j)) && top.every(([j, , t]) => t.startsWith(names[j]));
     for (const [j, s] of top) maxErr = Math.max(maxErr, Math.abs(s - cos[j]));
   });
-  check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); "${texts[0]}" -> ${shown[0]?.[0]?.[2]}`);
+  check(rankOk && maxErr < 1e-9, `vision demo: ${nc} ImageNet classes; each text's top ${shown[0]?.length} classes and scores match the asset file (max diff ${maxErr.toExponential(2)}); ${texts.map((t, i) => `"${t}" -> ${shown[i]?.[0]?.[2]}`).join("; ")}`);
 }
 
 // The issue-25 fixes (tests/web/correctness.mjs), each run on its own so that one that

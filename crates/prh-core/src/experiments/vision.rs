@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::formats::features::Features;
 use crate::linalg::procrustes;
 use crate::linalg::{Matrix, from_row_major};
-use crate::measure::matching::{MatchOptions, accuracy, match_points, seeded_permutation};
+use crate::measure::matching::{
+    MatchOptions, accuracy, match_points, qap_objective, seeded_permutation,
+};
 use crate::measure::metrics::{MetricOptions, measure};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::{RetrievalScores, ranks};
@@ -175,6 +177,12 @@ pub struct VisionScores {
     pub match_top1: f64,
     pub match_top5: f64,
     pub match_chance: f64,
+    /// GW(truth) / GW(found): the matching objective (see
+    /// [`crate::measure::matching::qap_objective`]) of the true pairing over that of the
+    /// pairing found. Above 1 the true pairing is *not* the optimum of the objective, so no
+    /// solver could recover it: the two geometries share too little (not a solver failure).
+    /// Below 1 the solver stopped at a worse local optimum than the truth.
+    pub match_truth_ratio: f64,
     /// Classes used to fit the rotation and classes tested.
     pub n_fit: usize,
     pub n_test: usize,
@@ -292,6 +300,14 @@ pub fn vision_alignment(
     };
     let found = match_points(a.as_ref(), bs.as_ref(), &mo, &mut |_| {})?;
     let top1 = accuracy(&found.perm, &truth);
+    let (ca, cb) = (&a * a.transpose(), &bs * bs.transpose());
+    let gw_truth = qap_objective(ca.as_ref(), cb.as_ref(), &truth);
+    // Equal objectives (the truth found, or both exactly 0) give 1, never 0/0.
+    let truth_ratio = if gw_truth == found.objective {
+        1.0
+    } else {
+        gw_truth / found.objective.max(f64::MIN_POSITIVE)
+    };
     // Zero-shot top-5: a rotation from the matched pairs, then rank every class per text.
     let matched = Matrix::from_fn(m, bs.ncols(), |i, j| bs[(found.perm[i], j)]);
     let q = procrustes::fit(a.as_ref(), matched.as_ref())?.q;
@@ -312,6 +328,7 @@ pub fn vision_alignment(
         match_top1: top1,
         match_top5: top5,
         match_chance: 1.0 / m as f64,
+        match_truth_ratio: truth_ratio,
         n_fit: fit_rows.len(),
         n_test: m,
     };
@@ -435,6 +452,8 @@ mod tests {
         assert!((s.r1_chance - 0.05).abs() < 1e-15);
         assert_eq!(s.match_top1, 1.0, "{s:?}");
         assert_eq!(s.match_top5, 1.0, "{s:?}");
+        // The truth was found, so its objective is the found one.
+        assert_eq!(s.match_truth_ratio, 1.0, "{s:?}");
         // Exported map: argmax cos(t - mean, class_vectors) is the true class.
         for i in 0..n {
             let z: Vec<f32> = (0..d_t)

@@ -300,7 +300,7 @@ fn table_rows(rows: &[(String, serde_json::Value)]) -> String {
     let mut md = String::new();
     for (label, v) in rows {
         md.push_str(&format!(
-            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             cell(v, "mutual_knn"),
             cell(v, "null_mean"),
             cell(v, "cka"),
@@ -310,6 +310,7 @@ fn table_rows(rows: &[(String, serde_json::Value)]) -> String {
             cell(v, "r5_i2t"),
             cell(v, "match_top1"),
             cell(v, "match_top5"),
+            cell(v, "match_truth_ratio"),
         ));
     }
     md
@@ -337,11 +338,13 @@ fn report_md(
          10-NN and CKA over all 1,000 classes; R@k among the 100 ImageNet-100 classes after a \
          rotation fit on the other 900 (chance R@1 0.010, R@5 0.050); pair-free matching on \
          ImageNet-100 with no pairs (top-1 accuracy; top-5 after a rotation fit on the matched \
-         pairs; chance 0.010 / 0.050). Cells: mean ± std over {} seed(s) at the final step; \
+         pairs; chance 0.010 / 0.050; GW truth/found: the matching objective of the true \
+         pairing over that of the pairing found — above 1 the truth is not the objective's \
+         optimum, so the geometries, not the solver, keep matching at chance). Cells: mean ± std over {} seed(s) at the final step; \
          the random-init row is each seed's step-0 encoder. Tokens per text {:.1}, per group \
          {:.1} (capped at max_len).\n\n\
-         | encoder | mutual 10-NN | null | CKA | R@1 t→i | R@5 t→i | R@1 i→t | R@5 i→t | match top-1 | match top-5 |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         | encoder | mutual 10-NN | null | CKA | R@1 t→i | R@5 t→i | R@1 i→t | R@5 i→t | match top-1 | match top-5 | GW truth/found |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         spec.name,
         args.device,
         data.counts.0,

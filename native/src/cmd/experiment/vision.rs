@@ -302,7 +302,7 @@ pub(super) fn write_exports(
 /// Spread over seeds of each score of a list of final points.
 pub(super) fn stats_of(points: &[VisionScores]) -> Result<serde_json::Value> {
     type Get = fn(&VisionScores) -> f64;
-    let keys: [(&str, Get); 10] = [
+    let keys: [(&str, Get); 11] = [
         ("mutual_knn", |p| p.mutual_knn),
         ("null_mean", |p| p.null_mean.unwrap_or(f64::NAN)),
         ("cka", |p| p.cka),
@@ -313,6 +313,7 @@ pub(super) fn stats_of(points: &[VisionScores]) -> Result<serde_json::Value> {
         ("match_top1", |p| p.match_top1),
         ("match_top5", |p| p.match_top5),
         ("match_chance", |p| p.match_chance),
+        ("match_truth_ratio", |p| p.match_truth_ratio),
     ];
     let mut m = serde_json::Map::new();
     for (k, f) in keys {

@@ -7,7 +7,8 @@ use prh_core::backend::Cpu;
 use prh_core::tasks::bundle::{Bundle, read_bundle};
 use std::sync::Arc;
 
-/// Where the page's demo bundle lives (trained by `configs/tiny.toml`, see the README).
+/// Where the page's demo bundle lives (the views-multilingual recipe's English encoder,
+/// `web/make_demo.sh`).
 pub const DEMO_BUNDLE: &str = "assets/demo_model.prh.safetensors";
 /// The views-vision experiment's good-view encoder and its ImageNet class vectors
 /// (`web/make_demo.sh --vision`).

@@ -59,9 +59,9 @@ fn centre_rows(rows: &[f32], d: usize) -> Vec<f32> {
 fn encoder_caption(r: &Embedded) -> String {
     use super::compute::{DEMO_BUNDLE, DEMO_VISION};
     if r.encoder == DEMO_BUNDLE {
-        "The demo encoder is tiny (2 layers × 64, 500 CPU steps on 2,000 Multi30k images) and gets there only partly — drop in a bigger export to compare.".into()
+        "The demo encoder is a bag of word embeddings (128-d, 800 CPU steps of 128 Multi30k images, the views-multilingual recipe; caption 1 vs caption 2 of 300 test images: mutual 10-NN 0.31): small, so expect only some captions of a scene to find each other — drop in a bigger export to compare.".into()
     } else if r.encoder == DEMO_VISION.0 {
-        "This is the views-vision experiment's good-view encoder (2 layers × 64, 300 steps on Multi30k, 8,000-token vocabulary): small, so expect only some captions of a scene to find each other.".into()
+        "This is the views-vision experiment's good-view encoder (a bag of word embeddings, 128-d, 800 steps on WordNet glosses and Multi30k captions, 8,000-token vocabulary; mutual 10-NN 0.17 with EfficientNet-Lite0's class vectors, ImageNet-100 R@5 0.74): small, so expect the nearest classes to be right for plain everyday words, not for rare ones.".into()
     } else {
         format!("This encoder ({}): {}.", r.encoder, r.model)
     }
