@@ -16,7 +16,8 @@
 use burn::prelude::*;
 use prh_core::formats::hf::{HfConfig, TensorTable};
 use prh_core::models::hf::{HfBert, HfVit};
-use prh_core::tasks::pretrained::{Input, Pooling, Pretrained, PretrainedFiles};
+use prh_core::models::text_encoder::Pooling;
+use prh_core::tasks::pretrained::{Input, Pretrained, PretrainedFiles};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -12,7 +12,8 @@ use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::formats::features;
-use prh_core::tasks::pretrained::{Input, Pooling, Pretrained, PretrainedFiles};
+use prh_core::models::text_encoder::Pooling;
+use prh_core::tasks::pretrained::{Input, Pretrained, PretrainedFiles};
 use std::path::{Path, PathBuf};
 
 use crate::backend::{Devices, OnTrainBackend, on_train_backend};

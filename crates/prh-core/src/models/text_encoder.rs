@@ -45,14 +45,29 @@ impl std::fmt::Display for ModelSize {
     }
 }
 
-/// How token states become one text embedding (`model.pooling`).
+/// How token (or image patch) states become one vector per input: `model.pooling` of a
+/// trained encoder, and `--pool` of a pretrained one ([`crate::tasks::pretrained`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pooling {
-    /// The mean over non-pad tokens.
+    /// The mean over real (non-pad) tokens; for images, over patch tokens (CLS excluded).
     Mean,
-    /// The first token's state.
+    /// The first token's state (`[CLS]`).
     Cls,
+}
+
+impl std::str::FromStr for Pooling {
+    type Err = crate::Error;
+    /// `mean` or `cls`, the names the configs use.
+    fn from_str(s: &str) -> crate::Result<Self> {
+        match s {
+            "mean" => Ok(Pooling::Mean),
+            "cls" => Ok(Pooling::Cls),
+            other => Err(crate::Error::invalid(format!(
+                "pooling `{other}`: expected mean or cls"
+            ))),
+        }
+    }
 }
 
 /// Encoder architecture (paper section 4: BERT-S = 12 x 384, BERT-B = 12 x 768).

@@ -27,6 +27,7 @@ use crate::formats::features::Features;
 use crate::formats::hf::{HfConfig, SentencePooling, TensorTable};
 use crate::formats::image::ImageProcessor;
 use crate::models::hf::{HfBert, HfVit};
+use crate::models::text_encoder::Pooling;
 use crate::progress::{OnTick, tick};
 use crate::text::tokenizer::TextTokenizer;
 use crate::{Error, Result};
@@ -120,28 +121,6 @@ impl PretrainedFiles {
                 format!("missing: expected it {why}{hint}"),
             )
         })
-    }
-}
-
-/// How token or patch states become one vector per input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pooling {
-    /// Text: mean over real tokens; images: mean over patch tokens (CLS excluded).
-    Mean,
-    /// The first token (`[CLS]`).
-    Cls,
-}
-
-impl std::str::FromStr for Pooling {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "mean" => Ok(Pooling::Mean),
-            "cls" => Ok(Pooling::Cls),
-            other => Err(Error::invalid(format!(
-                "pooling `{other}`: expected mean or cls"
-            ))),
-        }
     }
 }
 
