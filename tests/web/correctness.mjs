@@ -1,10 +1,10 @@
 // Browser tests for the playground's correctness fixes (issue 25, items 2-10), run
 // by e2e.mjs in the same headless Chromium. Each check fails on the page before its fix.
 // `t` is the harness: { page, url, dir, check, download, downloadBytes, native, npy, rng,
-// safetensors, DIST }.
+// safetensors, readSafetensors, DIST }.
 
 import { join } from "node:path";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -219,13 +219,6 @@ export async function staleResults(t) {
 
 // Items 9 and 10 in the checkpoint lab: file messages, lone and over-long texts, the
 // caption of the encoder that ran, chance levels, measured alignment, centred cosines.
-// The `fit` JSON in a class-vector file's safetensors metadata.
-function safetensorsFit(path) {
-  const b = readFileSync(path);
-  const n = Number(b.readBigUInt64LE(0));
-  return JSON.parse(JSON.parse(b.subarray(8, 8 + n).toString("utf8")).__metadata__.fit);
-}
-
 export async function checkpointDetails(t) {
   const { page, url, dir, check } = t;
   await page.goto(`${url}?lab=checkpoint`, { waitUntil: "load" });
@@ -266,7 +259,7 @@ export async function checkpointDetails(t) {
   const ch = await page.$eval("#classes-chance", (e) => ({ mean: Number(e.dataset.mean), std: Number(e.dataset.std) }));
   const explain = await page.$eval("#classes-table", (e) => e.closest(".card").textContent);
   // The R@1 the experiment measured, as the asset's `fit` metadata records it.
-  const fit = safetensorsFit(join(t.DIST, "assets/demo_vision.imagenet.safetensors"));
+  const fit = JSON.parse(t.readSafetensors(join(t.DIST, "assets/demo_vision.imagenet.safetensors")).metadata.fit);
   check(al.r1 === fit.r1_t2i_imagenet100 && al.r1 > 0 && al.chance === 0.01 && ch.mean > 0 && ch.mean < 1 && ch.std > 0 && !explain.includes("agree up to a rotation."), `item 10: the classes card shows the measured R@1 ${al.r1} beside chance ${al.chance}, the chance top score ${ch.mean.toFixed(3)} ± ${ch.std.toFixed(3)}, and no unconditional "agree up to a rotation"`);
   // Centred cosines: each shown score equals the cosine of the rows minus their mean.
   await page.click("#centre-cosines");

@@ -629,7 +629,7 @@ async function main() {
     // graph editor) runs only that part (quicker while iterating).
     const only = process.env.PRH_E2E_ONLY;
     const all = !only;
-    const t = { page, url, dir, check, download, downloadBytes, native, nativeRun, npy, rng, safetensors, DIST, SHOTS, NATIVE };
+    const t = { page, url, dir, check, download, downloadBytes, native, nativeRun, npy, rng, safetensors, readSafetensors, DIST, SHOTS, NATIVE };
     if (all || only === "lesson") {
       await classroom.graphEditor(t);
       await classroom.lesson(t);

@@ -21,7 +21,7 @@ use crate::progress::Phases;
 use anyhow::{Context, Result};
 use prh_core::linalg::Matrix;
 use prh_core::measure::matching::{
-    MatchOptions, accuracy, match_points, qap_objective, seeded_permutation,
+    MatchOptions, accuracy, match_points, pairing_objective, seeded_permutation,
 };
 use prh_core::measure::preprocess::Preprocess;
 use std::time::Instant;
@@ -74,8 +74,7 @@ pub fn run(args: Args) -> Result<()> {
     phases.finish();
     let m = m.context("pair-free matching")?;
     let seconds = start.elapsed().as_secs_f64();
-    let (ca, cb) = (&xa * xa.transpose(), &bs * bs.transpose());
-    let objective_truth = qap_objective(ca.as_ref(), cb.as_ref(), &truth);
+    let objective_truth = pairing_objective(xa.as_ref(), bs.as_ref(), &truth);
     let acc = accuracy(&m.perm, &truth);
     if args.json {
         let out = serde_json::json!({

@@ -26,7 +26,7 @@ use crate::formats::features::Features;
 use crate::linalg::procrustes;
 use crate::linalg::{Matrix, from_row_major};
 use crate::measure::matching::{
-    MatchOptions, accuracy, match_points, qap_objective, seeded_permutation,
+    MatchOptions, accuracy, match_points, pairing_objective, seeded_permutation,
 };
 use crate::measure::metrics::{MetricOptions, measure};
 use crate::measure::preprocess::l2_normalize_rows;
@@ -300,8 +300,7 @@ pub fn vision_alignment(
     };
     let found = match_points(a.as_ref(), bs.as_ref(), &mo, &mut |_| {})?;
     let top1 = accuracy(&found.perm, &truth);
-    let (ca, cb) = (&a * a.transpose(), &bs * bs.transpose());
-    let gw_truth = qap_objective(ca.as_ref(), cb.as_ref(), &truth);
+    let gw_truth = pairing_objective(a.as_ref(), bs.as_ref(), &truth);
     // Equal objectives (the truth found, or both exactly 0) give 1, never 0/0.
     let truth_ratio = if gw_truth == found.objective {
         1.0

@@ -91,6 +91,17 @@ pub fn qap_objective(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>, perm: &[usize]) -
     s / (n * n) as f64
 }
 
+/// GW(σ) of a pairing of two point sets, from their rows: [`qap_objective`] of the
+/// similarity matrices C_A = A A^T and C_B = B B^T that [`match_points`] compares (used to
+/// score a known pairing, e.g. the truth, beside the one the solver found).
+///
+/// # Shapes
+/// `a [n, d]`, `b [n, e]`, `perm [n]` -> scalar
+pub fn pairing_objective(a: MatRef<'_, f64>, b: MatRef<'_, f64>, perm: &[usize]) -> f64 {
+    let (ca, cb) = (a * a.transpose(), b * b.transpose());
+    qap_objective(ca.as_ref(), cb.as_ref(), perm)
+}
+
 /// Hoffman–Wielandt bound: min_σ GW(σ) >= (1/n^2) Σ_i (λ_i(C_A) - λ_i(C_B))^2, both
 /// spectra sorted decreasingly (P C_B P^T has C_B's spectrum; the nearest pair of
 /// symmetric matrices with given spectra aligns their eigenbases).

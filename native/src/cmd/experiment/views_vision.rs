@@ -340,8 +340,8 @@ fn report_md(
          ImageNet-100 with no pairs (top-1 accuracy; top-5 after a rotation fit on the matched \
          pairs; chance 0.010 / 0.050; GW truth/found: the matching objective of the true \
          pairing over that of the pairing found — above 1 the truth is not the objective's \
-         optimum, so the geometries, not the solver, keep matching at chance). Cells: mean ± std over {} seed(s) at the final step; \
-         the random-init row is each seed's step-0 encoder. Tokens per text {:.1}, per group \
+         optimum, so the geometries, not the solver, keep matching at chance). Cells: mean \
+         ± std over {} seed(s) at the final step; the random-init row is each seed's step-0 encoder. Tokens per text {:.1}, per group \
          {:.1} (capped at max_len).\n\n\
          | encoder | mutual 10-NN | null | CKA | R@1 t→i | R@5 t→i | R@1 i→t | R@5 i→t | match top-1 | match top-5 | GW truth/found |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",
