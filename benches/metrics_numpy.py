@@ -4,12 +4,17 @@ the very arrays the Rust side timed, read from .npy files.
 
     python3 benches/metrics_numpy.py --repeats 3 metrics a768.npy b768.npy
     python3 benches/metrics_numpy.py --repeats 3 procrustes a30k.npy b30k.npy
+    python3 benches/metrics_numpy.py --repeats 1 knn a100k.npy b100k.npy
 
 `metrics`: the full PRH metric run (clamp at the 0.95 quantile of |x|, row L2
 normalisation, Gram matrices, top-k with the diagonal excluded, mutual/cycle/LCS k-NN,
 linear and RBF CKA, unbiased CKA, CKNNA, a 100-shuffle mutual k-NN null), vectorised
 numpy following the PRH `metrics.py` formulas. `procrustes`: Q = U V^T from the SVD of
-A^T B and the residual ||A Q - B||_F. Inputs are float32 files computed on in float64.
+A^T B and the residual ||A Q - B||_F. `knn`: exact k-NN search at large N, the way one
+writes it in numpy without faiss: per side, rows in blocks of 2,048, the block's Gram rows
+X_b X^T, the diagonal excluded, argpartition + sort for the top 10, then mutual 10-NN; it
+also reports `gemm_s`, the time of the Gram products alone (the GEMM bound of any exact
+k-NN). Inputs are float32 files computed on in float64.
 
 Prints one JSON object: numpy version, BLAS name, median wall time (s) and the values, so
 the caller can check both implementations agree. Threads: whatever the caller put in
@@ -103,6 +108,32 @@ def metrics(a_raw, b_raw, k=10, shuffles=100, sigma=1.0):
     return out
 
 
+KNN_BLOCK = 2048
+
+
+def knn_blocked(a_raw, b_raw, k=10):
+    gemm_s = 0.0
+    lists = []
+    for raw in (a_raw, b_raw):
+        x = prep(raw)
+        n = x.shape[0]
+        idx = np.empty((n, k), dtype=np.int64)
+        for i0 in range(0, n, KNN_BLOCK):
+            i1 = min(n, i0 + KNN_BLOCK)
+            t0 = time.perf_counter()
+            g = x[i0:i1] @ x.T
+            gemm_s += time.perf_counter() - t0
+            g[np.arange(i1 - i0), np.arange(i0, i1)] = -np.inf
+            part = np.argpartition(-g, k, axis=1)[:, :k]
+            order = np.argsort(-np.take_along_axis(g, part, axis=1), axis=1, kind="stable")
+            idx[i0:i1] = np.take_along_axis(part, order, axis=1)
+        lists.append(idx)
+    na, nb = lists
+    n = na.shape[0]
+    hits = sum(len(np.intersect1d(na[i], nb[i], assume_unique=True)) for i in range(n))
+    return {"mutual_knn": hits / (n * k), "gemm_s": gemm_s}
+
+
 def procrustes(a, b):
     u, _, vt = np.linalg.svd(a.T @ b, full_matrices=False)
     q = u @ vt
@@ -112,7 +143,7 @@ def procrustes(a, b):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="timed runs (median reported)")
-    ap.add_argument("kind", choices=["metrics", "procrustes"])
+    ap.add_argument("kind", choices=["metrics", "procrustes", "knn"])
     ap.add_argument("a")
     ap.add_argument("b")
     args = ap.parse_args()
@@ -121,10 +152,11 @@ def main() -> None:
     b = np.load(args.b).astype(np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
         sys.exit(f"expected two [N, D] arrays with one N, got {a.shape} and {b.shape}")
-    fn = metrics if args.kind == "metrics" else procrustes
-    values = fn(a, b)  # warm-up, as on the Rust side
+    fn = {"metrics": metrics, "procrustes": procrustes, "knn": knn_blocked}[args.kind]
+    # Warm-up, as on the Rust side (not for `knn`: minutes of work at N = 10^5 need none).
+    values = fn(a, b) if args.kind != "knn" else None
     times = []
-    for _ in range(args.repeats):
+    for _ in range(max(args.repeats, 1)):
         t0 = time.perf_counter()
         values = fn(a, b)
         times.append(time.perf_counter() - t0)

@@ -401,6 +401,34 @@ fn quick_scaling_fits_a_law_and_plots_it() {
         }
         assert!(c["held_out_predicted"].as_f64().unwrap().is_finite());
         assert_eq!(c["held_out_samples"].as_f64(), Some(48.0));
+        // One seed: each budget's seed list has one run equal to the mean, std 0, and the
+        // held-out seed range is that run.
+        let per_seed = c["seed_mutual_knn"].as_array().unwrap();
+        assert_eq!(per_seed.len(), 5);
+        for (v, m) in per_seed.iter().zip(c["mutual_knn"].as_array().unwrap()) {
+            assert_eq!(v.as_array().unwrap(), &vec![m.clone()]);
+        }
+        assert!(
+            c["mutual_knn_std"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s == 0.0)
+        );
+        assert_eq!(c["held_out_seed_range"][0], c["held_out_observed"]);
+        assert!(c["held_out_within_seed_range"].is_boolean());
+        assert!(c["rises"].is_boolean());
+    }
+    // One seed: every bootstrap draw is that seed, so the interval is one point (or no
+    // draw crosses at all).
+    let eff = &r["efficiency"];
+    assert_eq!(eff["bootstrap_draws"], 2000);
+    match eff["sample_ratio_bootstrap_95"].as_array() {
+        Some(v) => {
+            assert_eq!(v[0], v[1]);
+            assert_eq!(v[0], eff["sample_ratio_observed"]);
+        }
+        None => assert_eq!(eff["bootstrap_no_crossing"], 2000),
     }
     assert!(
         r["efficiency"]["next_token_best"]
@@ -425,10 +453,20 @@ fn quick_scaling_multilingual_trains_both_languages_per_budget() {
         "train.data.max_groups=200",
         "experiment.fit_groups=60",
         "experiment.test_groups=60",
+        // Next-token gets budgets of its own.
+        "experiment.scaling.objective_budgets={next-token=[2,3,5,7,9]}",
+        // The law from the 2nd budget on.
+        "experiment.scaling.fit_from=1",
     ];
     let (r, err) = run_quick("scaling", &data, out.path(), &sets);
     // Both languages train at every budget.
     assert_eq!(err.matches("good seed 0 de:").count(), 5, "{err}");
+    let samples = |i: usize| r["curves"][i]["samples"].clone();
+    assert_eq!(samples(0), serde_json::json!([8.0, 16.0, 24.0, 32.0, 48.0]));
+    assert_eq!(
+        samples(1),
+        serde_json::json!([16.0, 24.0, 40.0, 56.0, 72.0])
+    );
     assert_eq!(r["measure"], "multilingual");
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 10, "2 objectives x 5 budgets x 1 seed");
@@ -446,6 +484,40 @@ fn quick_scaling_multilingual_trains_both_languages_per_budget() {
     }
     let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
     assert!(md.contains("English and a German encoder"), "{md}");
+    // --from-results rebuilds the same analysis from the recorded runs, training nothing,
+    // and names the command that trained them.
+    let from_results = |extra: &[&str]| {
+        let o = bin()
+            .args([
+                "experiment",
+                "scaling",
+                "--quick",
+                "--from-results",
+                "--out",
+            ])
+            .arg(out.path())
+            .arg("--data")
+            .arg(&data)
+            .args(sets.iter().chain(extra).flat_map(|kv| ["--set", kv]))
+            .output()
+            .unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (ok, err2) = from_results(&[]);
+    assert!(ok, "{err2}");
+    assert!(!err2.contains("seed 0 de:"), "trained again: {err2}");
+    let r2: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(r2["curves"], r["curves"]);
+    assert_eq!(r2["efficiency"], r["efficiency"]);
+    assert_eq!(r2["points"], r["points"]);
+    assert_eq!(r2["trained_by"], r["command"]);
+    // Budgets that were not trained are named.
+    let (ok, err3) = from_results(&["experiment.scaling.budgets=[1,2,3,4,5]"]);
+    assert!(!ok && err3.contains("5 steps"), "{err3}");
     svg_ok(&out.path().join("alignment_vs_samples.svg"), 2, "<polyline");
 }
 
@@ -467,6 +539,24 @@ fn unknown_scaling_measure_is_named() {
         err.contains("experiment.scaling.measure") && err.contains("audio"),
         "{err}"
     );
+    // Budgets for an objective the experiment does not run, or not ascending, are refused.
+    for (set, needle) in [
+        (
+            "experiment.scaling.objective_budgets={bad=[1,2,3,4,5]}",
+            "objective_budgets",
+        ),
+        ("experiment.scaling.budgets=[1,2,2,4,5]", "ascending"),
+        // Fitting from the 4th of 5 budgets leaves one (the 5th is held out).
+        ("experiment.scaling.fit_from=3", "fit_from = 3 leave 1"),
+    ] {
+        let o = bin()
+            .args(["experiment", "scaling", "--quick", "--set", set])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{set}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{set}: {err}");
+    }
 }
 
 /// Writes side `side` of a generated pair of multi-view corpora: `n` groups per split

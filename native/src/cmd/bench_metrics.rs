@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Options of `bench metrics`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct MetricsBenchArgs {
     /// Samples N of the metric runs.
     #[arg(long, default_value_t = 1024)]
@@ -24,6 +24,15 @@ pub struct MetricsBenchArgs {
     /// Feature widths D of the metric runs, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "768,4096")]
     pub dims: Vec<usize>,
+    /// Large-N rows, comma separated (e.g. `10000,100000`): prh's whole metric pass (no
+    /// null) against numpy's blocked exact 10-NN search and the time of numpy's Gram
+    /// products alone, the GEMM bound of any exact k-NN. One timed run each (minutes at
+    /// N = 10^5), no warm-up. Empty: none.
+    #[arg(long, value_delimiter = ',')]
+    pub knn_n: Vec<usize>,
+    /// Feature width of the large-N rows.
+    #[arg(long, default_value_t = 768)]
+    pub knn_d: usize,
     /// Pairs of the Procrustes fit (0 skips it).
     #[arg(long, default_value_t = 30_000)]
     pub procrustes_n: usize,
@@ -112,6 +121,8 @@ struct Row {
     flops: f64,
     ours: f64,
     theirs: f64,
+    /// numpy's Gram products alone (the large-N rows), for prh's time over the GEMM bound.
+    gemm_s: Option<f64>,
     diff: f64,
 }
 
@@ -148,8 +159,18 @@ pub fn run(args: MetricsBenchArgs) -> Result<()> {
         "GFLOP/s: the Gram products' 4 N^2 D flops over the whole run's time (a lower bound on the rate; compare with `bench eigen`'s matmul peak)"
     );
     println!(
-        "{:<38} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}",
-        "case", "prh (s)", "numpy (s)", "prh/numpy", "prh GF/s", "numpy GF/s", "max |diff|"
+        "x GEMM: prh's time over numpy's Gram products alone (the large-N rows: the GEMM bound of any exact k-NN)"
+    );
+    println!(
+        "{:<46} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>12}",
+        "case",
+        "prh (s)",
+        "numpy (s)",
+        "prh/numpy",
+        "prh GF/s",
+        "numpy GF/s",
+        "x GEMM",
+        "max |diff|"
     );
     for r in rows {
         let rate = |s: f64| {
@@ -160,17 +181,63 @@ pub fn run(args: MetricsBenchArgs) -> Result<()> {
             }
         };
         println!(
-            "{:<38} {:>10.3} {:>10.3} {:>10.2} {:>10} {:>10} {:>12.2e}",
+            "{:<46} {:>10.3} {:>10.3} {:>10.2} {:>10} {:>10} {:>8} {:>12.2e}",
             r.case,
             r.ours,
             r.theirs,
             r.ours / r.theirs,
             rate(r.ours),
             rate(r.theirs),
+            r.gemm_s
+                .map_or("-".to_string(), |g| format!("{:.2}", r.ours / g)),
             r.diff
         );
     }
     Ok(())
+}
+
+/// One large-N row: prh's whole metric pass (every metric, no null: the k-NN lists and
+/// kernel sums in one blocked pass) against numpy's blocked exact 10-NN search.
+fn large_row(args: &MetricsBenchArgs, dir: &Path, n: usize) -> Result<Row> {
+    let d = args.knn_d;
+    let (a, b) = pair(n, d, 11);
+    let (pa, pb) = (
+        dir.join(format!("ka{n}.npy")),
+        dir.join(format!("kb{n}.npy")),
+    );
+    write_npy(&pa, &[n, d], &a)?;
+    write_npy(&pb, &[n, d], &b)?;
+    let fa = Features::new("a", n, 1, d, a.iter().map(|&x| f64::from(x)).collect())?;
+    let fb = Features::new("b", n, 1, d, b.iter().map(|&x| f64::from(x)).collect())?;
+    drop((a, b));
+    let opts = MetricOptions {
+        null_shuffles: 0,
+        ..MetricOptions::default()
+    };
+    let t0 = Instant::now();
+    let report = measure(&fa, &fb, &opts)?;
+    let t = t0.elapsed().as_secs_f64();
+    drop((fa, fb));
+    note(&format!("prh metrics N = {n} D = {d} (no null): {t:.1} s"));
+    let mut one = MetricsBenchArgs {
+        repeats: 1,
+        ..args.clone()
+    };
+    one.knn_n.clear();
+    let np = numpy(&one, "knn", &pa, &pb)?;
+    std::fs::remove_file(&pa).ok();
+    std::fs::remove_file(&pb).ok();
+    let theirs = np["values"]["mutual_knn"]
+        .as_f64()
+        .context("numpy: no mutual_knn")?;
+    Ok(Row {
+        case: format!("k-NN N={n} D={d} (prh: all metrics; numpy: 10-NN)"),
+        flops: 4.0 * (n as f64).powi(2) * d as f64,
+        ours: t,
+        theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
+        gemm_s: np["values"]["gemm_s"].as_f64(),
+        diff: (report.scores.mutual_knn - theirs).abs(),
+    })
 }
 
 fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
@@ -185,7 +252,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
         "unbiased_cka",
         "cknna",
     ];
-    let cases = args.dims.len() + usize::from(args.procrustes_n > 0);
+    let cases = args.dims.len() + usize::from(args.procrustes_n > 0) + args.knn_n.len();
     let mut progress = Progress::new("bench metrics", cases, 0, 0);
     for &d in &args.dims {
         let (a, b) = pair(args.n, d, d as u64);
@@ -219,6 +286,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             flops: 4.0 * (args.n as f64).powi(2) * d as f64,
             ours: t,
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
+            gemm_s: None,
             diff,
         });
         progress.count(rows.len());
@@ -245,8 +313,13 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             flops: 0.0,
             ours: t,
             theirs: np["median_s"].as_f64().context("numpy: no median_s")?,
+            gemm_s: None,
             diff: (fit.relative_residual - theirs).abs(),
         });
+        progress.count(rows.len());
+    }
+    for &n in &args.knn_n {
+        rows.push(large_row(args, dir, n)?);
         progress.count(rows.len());
     }
     progress.finish();

@@ -144,6 +144,11 @@ pub struct Args {
     /// Backend: cpu, wgpu or cuda (compiled in with the cargo feature of that name).
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// scaling only: rebuild the analysis (laws, seed spread, sample efficiency, report
+    /// and plot) from the runs OUT/results.json recorded, without training; the config's
+    /// objectives, budgets and seeds must be the ones trained. For a changed analysis.
+    #[arg(long)]
+    pub from_results: bool,
     /// captioner only: the encoders of a finished `prh-native demo` folder, instead of
     /// training them into OUT/demo.
     #[arg(long)]
@@ -646,6 +651,9 @@ fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
 }
 
 fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+    if args.from_results && args.name != "scaling" {
+        bail!("--from-results: only `experiment scaling` rebuilds its analysis from results.json");
+    }
     match args.name.as_str() {
         "views-multilingual" => views_multilingual::<B>(args, devices),
         "views-vision" => views_vision::run::<B>(args, devices),

@@ -112,19 +112,41 @@ fn good_views() -> ViewKind {
 pub struct ScalingSpec {
     /// Training steps of each run (samples = steps x batch size), ascending.
     pub budgets: Vec<usize>,
-    /// Index into `budgets` of the run left out of the law's fit and predicted by it.
+    /// Budgets of one objective in place of `budgets` (e.g. `next-token = [...]`: an
+    /// objective that needs far more samples to move than good views, so that each
+    /// curve is measured where it changes; the sample-efficiency crossing needs good
+    /// views' curve to bracket next-token's best). Same rules as `budgets`.
+    pub objective_budgets: std::collections::BTreeMap<ViewKind, Vec<usize>>,
+    /// Index into each objective's budgets of the run left out of the law's fit and
+    /// predicted by it.
     pub held_out: usize,
+    /// Index into each objective's budgets of the first one the law is fit on (0: all).
+    /// `a - b n^-c` describes a saturating curve; budgets before the curve's onset (where
+    /// alignment still accelerates with samples) are measured and plotted, and locate
+    /// where good views pass next-token's best, but would bend the fit.
+    pub fit_from: usize,
     /// What "alignment" is: `vision` (mutual 10-NN of the class texts with
     /// EfficientNet-Lite0, the views-vision setting) or `multilingual` (en vs de mutual
     /// 10-NN on the test split, the views-multilingual setting: both encoders trained).
     pub measure: String,
 }
 
+impl ScalingSpec {
+    /// The budgets (steps) of `objective`: its `objective_budgets` entry, else `budgets`.
+    pub fn budgets_for(&self, objective: ViewKind) -> &[usize] {
+        self.objective_budgets
+            .get(&objective)
+            .map_or(&self.budgets[..], |b| &b[..])
+    }
+}
+
 impl Default for ScalingSpec {
     fn default() -> Self {
         Self {
             budgets: vec![25, 50, 100, 200, 400, 800],
+            objective_budgets: Default::default(),
             held_out: 5,
+            fit_from: 0,
             measure: "vision".into(),
         }
     }
@@ -605,6 +627,16 @@ mod tests {
         assert_eq!(cfg.spec.seeds, [4]);
         assert!(!cfg.spec.vision.export);
         assert_eq!(cfg.spec.scaling.budgets, [1, 2, 3, 4]);
+        // Per-objective budgets replace `budgets` for that objective only.
+        let per = ExperimentConfig::from_toml(
+            "x.toml",
+            "[experiment.scaling]\nbudgets = [1, 2, 3, 4]\nobjective_budgets = { next-token = [5, 6, 7, 8] }\n",
+            &[],
+        )
+        .unwrap();
+        let sc = &per.spec.scaling;
+        assert_eq!(sc.budgets_for(ViewKind::Good), [1, 2, 3, 4]);
+        assert_eq!(sc.budgets_for(ViewKind::NextToken), [5, 6, 7, 8]);
         let t = cfg
             .train_config("x.toml", ViewKind::NextToken, 4, "de")
             .unwrap();

@@ -247,70 +247,40 @@ pub fn kernel_pass(
     ];
     // The RBF shift: the mean of layer t's kernel over the first block.
     let mut shift: Vec<Option<f64>> = vec![None; nl];
+    // Threads: faer's global parallelism. Layers run as parallel tasks; each layer's Gram
+    // product gets an equal share of the threads beyond one per layer.
+    let threads = match faer::get_global_parallelism() {
+        faer::Par::Seq => 1,
+        #[cfg(not(target_arch = "wasm32"))]
+        faer::Par::Rayon(t) => t.get(),
+    };
+    let parallel = threads > 1;
+    #[cfg(not(target_arch = "wasm32"))]
+    let gemm_par = if threads > nl {
+        faer::Par::rayon(threads / nl)
+    } else {
+        faer::Par::Seq
+    };
+    #[cfg(target_arch = "wasm32")]
+    let gemm_par = faer::Par::Seq;
+    let ctx = BlockCtx { k, s2, n, gemm_par };
     for i0 in (0..n).step_by(rows_cap) {
         let rows = rows_cap.min(n - i0);
-        for t in 0..nl {
-            let (x, p, o) = (layers[t], &preps[t], &mut out[t]);
-            // (n, rows): column r is Gram row i0 + r.
-            gram_block_into(
-                lin[t].as_mut().subcols_mut(0, rows),
-                x.as_ref(),
-                x.subrows(i0, rows),
-            );
-            for r in 0..rows {
-                let i = i0 + r;
-                let g = lin[t].col_as_slice(r);
-                top_k_row(g, k, Some(i), &mut o.knn.idx, &mut o.sims);
-                // Tied at the boundary: more values (j != i) equal the k-th similarity
-                // than the list holds.
-                let kth = o.sims[o.sims.len() - 1];
-                let in_list = o.sims[o.sims.len() - k..]
-                    .iter()
-                    .filter(|&&v| v == kth)
-                    .count();
-                let equal = g
-                    .iter()
-                    .enumerate()
-                    .filter(|&(j, &v)| j != i && v == kth)
-                    .count();
-                if equal > in_list {
-                    o.tied_lists += 1;
-                }
-                if let Some((knn, sims)) = &mut o.with_self {
-                    top_k_row(g, k, None, &mut knn.idx, sims);
-                }
-                let (gi, ri) = (p.sq[i], p.r[i]);
-                let col = rbf[t].col_as_slice_mut(r);
-                for ((v, &gij), &gj) in col.iter_mut().zip(g).zip(&p.sq) {
-                    *v = (-(gi + gj - 2.0 * gij).max(0.0) / s2).exp();
-                }
-                let g = lin[t].col_as_slice_mut(r);
-                for (v, &rj) in g.iter_mut().zip(&p.r) {
-                    *v = *v - ri - rj + p.m;
-                }
-            }
-            let c = *shift[t].get_or_insert_with(|| {
-                let total: f64 = (0..rows)
-                    .map(|r| rbf[t].col_as_slice(r).iter().sum::<f64>())
-                    .sum();
-                total / (rows * n) as f64
-            });
-            for r in 0..rows {
-                let i = i0 + r;
-                let col = rbf[t].col_as_slice_mut(r);
-                col.iter_mut().for_each(|v| *v -= c);
-                accumulate(&mut o.rbf, i, col);
-                accumulate(&mut o.linear, i, lin[t].col_as_slice(r));
-                if let Some(dk) = &mut o.dense {
-                    // Column i is kernel row i (the kernels are symmetric).
-                    dk.rbf.col_as_slice_mut(i).copy_from_slice(col);
-                    dk.linear
-                        .col_as_slice_mut(i)
-                        .copy_from_slice(lin[t].col_as_slice(r));
-                }
-            }
-        }
-        for (ia, pair) in cross.chunks_mut(b.len()).enumerate() {
+        // Layers are independent within a block: one task each, on rayon's pool when
+        // faer's parallelism (`linalg::set_threads`) allows more than one thread. Each
+        // task owns its layer's buffers and sums, so the result does not depend on it.
+        let jobs = lin
+            .iter_mut()
+            .zip(rbf.iter_mut())
+            .zip(out.iter_mut())
+            .zip(shift.iter_mut())
+            .zip(layers.iter().zip(&preps));
+        let one = |((((lin, rbf), o), shift), (x, p)): LayerJob<'_>| {
+            layer_block(&ctx, x, p, i0, rows, lin, rbf, o, shift)
+        };
+        for_each_maybe_par(jobs, parallel, one);
+        let (lin, rbf) = (&lin, &rbf);
+        let pair_sums = |(ia, pair): (usize, &mut [PairSums])| {
             for (jb, s) in pair.iter_mut().enumerate() {
                 let tb = a.len() + jb;
                 for r in 0..rows {
@@ -318,7 +288,9 @@ pub fn kernel_pass(
                     s.rbf += dot(rbf[ia].col_as_slice(r), rbf[tb].col_as_slice(r));
                 }
             }
-        }
+        };
+        let pairs = cross.chunks_mut(b.len()).enumerate();
+        for_each_maybe_par(pairs, parallel, pair_sums);
         tick(on_tick, "kernels", i0 + rows, n);
     }
     let b_out = out.split_off(a.len());
@@ -390,8 +362,186 @@ pub fn permuted_cross(k: &Matrix, l: &Matrix, perm: &[usize]) -> f64 {
 }
 
 /// Adds row i of a kernel to its sums.
+/// `f` on every item: on rayon's pool when `parallel` (native builds; the browser has no
+/// threads), else in order on this thread.
+fn for_each_maybe_par<I>(items: I, parallel: bool, f: impl Fn(I::Item) + Sync + Send)
+where
+    I: Iterator + Send,
+    I::Item: Send,
+{
+    #[cfg(not(target_arch = "wasm32"))]
+    if parallel {
+        use rayon::iter::{ParallelBridge, ParallelIterator};
+        items.par_bridge().for_each(f);
+        return;
+    }
+    let _ = parallel;
+    items.for_each(f);
+}
+
+/// One layer's buffers and sums in a block, and its inputs.
+type LayerJob<'a> = (
+    (
+        ((&'a mut Matrix, &'a mut Matrix), &'a mut LayerSums),
+        &'a mut Option<f64>,
+    ),
+    (&'a &'a Matrix, &'a Prep),
+);
+
+/// What every layer's share of a block needs besides its own buffers.
+struct BlockCtx {
+    k: usize,
+    /// 2 sigma^2 of the RBF kernel.
+    s2: f64,
+    n: usize,
+    /// Threads of each Gram product.
+    gemm_par: faer::Par,
+}
+
+/// One layer's share of the block of rows `i0..i0 + rows`: its Gram rows into `lin`
+/// (column r is row i0 + r), their top-k lists and ties into `o`, the RBF rows into
+/// `rbf`, then both kernels' rows centred / shifted and summed into `o` (the cross sums
+/// between layers are the caller's).
+///
+/// # Shapes
+/// `x [n, d]`, `lin`, `rbf` `[n, >= rows]`
+#[allow(clippy::too_many_arguments)]
+fn layer_block(
+    ctx: &BlockCtx,
+    x: &Matrix,
+    p: &Prep,
+    i0: usize,
+    rows: usize,
+    lin: &mut Matrix,
+    rbf: &mut Matrix,
+    o: &mut LayerSums,
+    shift: &mut Option<f64>,
+) {
+    let (k, s2, n) = (ctx.k, ctx.s2, ctx.n);
+    // (n, rows): column r is Gram row i0 + r.
+    gram_block_into(
+        lin.as_mut().subcols_mut(0, rows),
+        x.as_ref(),
+        x.subrows(i0, rows),
+        ctx.gemm_par,
+    );
+    for r in 0..rows {
+        let i = i0 + r;
+        let g = lin.col_as_slice(r);
+        top_k_row(g, k, Some(i), &mut o.knn.idx, &mut o.sims);
+        // Tied at the boundary: more values (j != i) equal the k-th similarity
+        // than the list holds.
+        let kth = o.sims[o.sims.len() - 1];
+        let in_list = o.sims[o.sims.len() - k..]
+            .iter()
+            .filter(|&&v| v == kth)
+            .count();
+        let equal = g
+            .iter()
+            .enumerate()
+            .filter(|&(j, &v)| j != i && v == kth)
+            .count();
+        if equal > in_list {
+            o.tied_lists += 1;
+        }
+        if let Some((knn, sims)) = &mut o.with_self {
+            top_k_row(g, k, None, &mut knn.idx, sims);
+        }
+        let (gi, ri) = (p.sq[i], p.r[i]);
+        let col = rbf.col_as_slice_mut(r);
+        for ((v, &gij), &gj) in col.iter_mut().zip(g).zip(&p.sq) {
+            *v = (-(gi + gj - 2.0 * gij).max(0.0) / s2).exp();
+        }
+        let g = lin.col_as_slice_mut(r);
+        for (v, &rj) in g.iter_mut().zip(&p.r) {
+            *v = *v - ri - rj + p.m;
+        }
+    }
+    let c = *shift.get_or_insert_with(|| {
+        let total: f64 = (0..rows)
+            .map(|r| rbf.col_as_slice(r).iter().sum::<f64>())
+            .sum();
+        total / (rows * n) as f64
+    });
+    for r in 0..rows {
+        let i = i0 + r;
+        let col = rbf.col_as_slice_mut(r);
+        col.iter_mut().for_each(|v| *v -= c);
+        accumulate(&mut o.rbf, i, col);
+        accumulate(&mut o.linear, i, lin.col_as_slice(r));
+        if let Some(dk) = &mut o.dense {
+            // Column i is kernel row i (the kernels are symmetric).
+            dk.rbf.col_as_slice_mut(i).copy_from_slice(col);
+            dk.linear
+                .col_as_slice_mut(i)
+                .copy_from_slice(lin.col_as_slice(r));
+        }
+    }
+}
+
 fn accumulate(s: &mut KernelSums, i: usize, row: &[f64]) {
     s.rows[i] = row.iter().sum();
     s.diag[i] = row[i];
     s.sq += dot(row, row);
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random(n: usize, d: usize, seed: u64) -> Matrix {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        Matrix::from_fn(n, d, |_, _| r.random::<f64>() - 0.5)
+    }
+
+    /// The pass on one thread and on rayon's pool (layers as parallel tasks) agree bit
+    /// for bit: each task owns one layer's buffers and sums, so no sum changes order.
+    /// (Other tests may change faer's global parallelism meanwhile; either setting must
+    /// give these same bits, which is the property checked.)
+    #[test]
+    fn parallel_layers_give_the_sequential_bits() {
+        let a = vec![random(203, 7, 1), random(203, 5, 2)];
+        let b = vec![random(203, 9, 3)];
+        let opts = PassOptions {
+            k: 6,
+            with_self: true,
+            rbf_sigma: 0.8,
+            // 2 kernels x 3 layers x 203 values x 8 bytes x 17 rows: 12 blocks.
+            block_bytes: 2 * 3 * 203 * 8 * 17,
+            keep_dense: false,
+        };
+        let before = faer::get_global_parallelism();
+        let run = |par| {
+            faer::set_global_parallelism(par);
+            kernel_pass(&a, &b, &opts, &mut |_| {}).unwrap()
+        };
+        let seq = run(faer::Par::Seq);
+        let par = run(faer::Par::rayon(2));
+        faer::set_global_parallelism(before);
+        for (x, y) in seq.a.iter().chain(&seq.b).zip(par.a.iter().chain(&par.b)) {
+            assert_eq!(x.knn, y.knn);
+            assert_eq!(x.sims, y.sims);
+            assert_eq!(x.with_self, y.with_self);
+            assert_eq!(x.tied_lists, y.tied_lists);
+            assert_eq!(x.linear, y.linear);
+            assert_eq!(x.rbf, y.rbf);
+        }
+        assert_eq!(seq.cross, par.cross);
+        // One layer a side on 4 threads: each Gram product runs on 2 of them.
+        let (a1, b1) = (&a[..1], &b[..]);
+        let one = |par| {
+            faer::set_global_parallelism(par);
+            kernel_pass(a1, b1, &opts, &mut |_| {}).unwrap()
+        };
+        let (seq, par) = (one(faer::Par::Seq), one(faer::Par::rayon(4)));
+        faer::set_global_parallelism(before);
+        for (x, y) in seq.a.iter().chain(&seq.b).zip(par.a.iter().chain(&par.b)) {
+            assert_eq!(
+                (&x.knn, &x.sims, &x.linear, &x.rbf),
+                (&y.knn, &y.sims, &y.linear, &y.rbf)
+            );
+        }
+        assert_eq!(seq.cross, par.cross);
+    }
 }

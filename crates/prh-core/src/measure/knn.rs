@@ -66,12 +66,14 @@ pub fn rows_per_block(values_per_row: usize, budget: usize) -> usize {
 }
 
 /// A block of Gram rows, transposed so each Gram row is one contiguous column:
-/// `dst[(j, r)] = x_j . y_r`, i.e. column r of `dst` is row r of Y X^T.
+/// `dst[(j, r)] = x_j . y_r`, i.e. column r of `dst` is row r of Y X^T, on `par`'s threads
+/// (faer splits the output, not the sum over d, so every thread count gives the same bits;
+/// `gram_blocks`' test checks it).
 ///
 /// # Shapes
 /// `x [n, d]`, `y [b, d]` -> `dst [n, b]`
-pub fn gram_block_into(dst: MatMut<'_, f64>, x: MatRef<'_, f64>, y: MatRef<'_, f64>) {
-    matmul(dst, Accum::Replace, x, y.transpose(), 1.0, Par::Seq);
+pub fn gram_block_into(dst: MatMut<'_, f64>, x: MatRef<'_, f64>, y: MatRef<'_, f64>, par: Par) {
+    matmul(dst, Accum::Replace, x, y.transpose(), 1.0, par);
 }
 
 /// Appends the top-k of one similarity row to `idx` (and the similarities to `vals`):
@@ -170,7 +172,12 @@ pub fn knn_blocked(
     let mut block = Matrix::zeros(n, b);
     for i0 in (0..n).step_by(b) {
         let rows = b.min(n - i0);
-        gram_block_into(block.as_mut().subcols_mut(0, rows), x, x.subrows(i0, rows));
+        gram_block_into(
+            block.as_mut().subcols_mut(0, rows),
+            x,
+            x.subrows(i0, rows),
+            Par::Seq,
+        );
         for r in 0..rows {
             let i = i0 + r;
             let row = block.col_as_slice(r);

@@ -124,6 +124,7 @@ pub fn ranks(queries: MatRef<'_, f64>, gallery: MatRef<'_, f64>) -> Result<Vec<R
             block.as_mut().subcols_mut(0, rows),
             g.as_ref(),
             q.subrows(i0, rows),
+            faer::Par::Seq,
         );
         for r in 0..rows {
             let s = block.col_as_slice(r);

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Which positive pairs an encoder is trained on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ViewKind {
     /// Good views: two observations of one state that share nothing else (two captions of

@@ -2,9 +2,12 @@
 //! 10-NN with EfficientNet-Lite0's class vectors (the views-vision measurement, default)
 //! or, with `experiment.scaling.measure = "multilingual"`, mutual 10-NN between English
 //! and German encoders trained apart (the views-multilingual measurement) — one run per
-//! objective and budget (each with its own warmup and cosine schedule); the law
-//! `a - b n^-c` ([`prh_core::experiments::scaling_law`]) is fit per objective, checked on a held-out
-//! budget, and used for the sample-efficiency ratio (the paper's 42x).
+//! objective and budget (each with its own warmup and cosine schedule; an objective may
+//! have budgets of its own, `experiment.scaling.objective_budgets`); the law `a - b n^-c`
+//! ([`prh_core::experiments::scaling_law`]) is fit per objective on the budgets from
+//! `fit_from` on, checked on a held-out budget against the seeds' range there, and used
+//! for the sample-efficiency ratio (the paper's 42x), which is also computed per seed for
+//! its range.
 
 use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
@@ -34,7 +37,8 @@ struct Point {
     train_s: f64,
 }
 
-/// Per objective: seed-mean mutual k-NN per budget and the fitted laws.
+/// Per objective: seed-mean mutual k-NN per budget, its spread over the seeds and the
+/// fitted laws.
 #[derive(Serialize)]
 struct Curve {
     objective: String,
@@ -42,14 +46,58 @@ struct Curve {
     tokens_per_sample: f64,
     /// The random-initialisation encoder's score (step 0 of the first run).
     init_mutual_knn: f64,
+    /// Seed mean per budget.
     mutual_knn: Vec<f64>,
-    /// Fit on every budget but the held-out one.
+    /// `[budget][seed]`: each run's mutual k-NN, seeds in `experiment.seeds` order.
+    seed_mutual_knn: Vec<Vec<f64>>,
+    /// Sample standard deviation over the seeds per budget (0 with one seed).
+    mutual_knn_std: Vec<f64>,
+    /// Samples of the first budget the laws are fit on (`experiment.scaling.fit_from`).
+    law_from_samples: f64,
+    /// Fit on every budget from `fit_from` on but the held-out one.
     law_without_held_out: Option<PowerLaw>,
     held_out_samples: f64,
     held_out_observed: f64,
     held_out_predicted: Option<f64>,
-    /// Fit on every budget.
+    /// The seeds' range `[min, max]` at the held-out budget.
+    held_out_seed_range: [f64; 2],
+    /// Whether the prediction lies within `held_out_seed_range` (None: no law).
+    held_out_within_seed_range: Option<bool>,
+    /// Alignment at the largest budget is above the smallest's with the seed ranges
+    /// apart (every seed's largest-budget run above every seed's smallest-budget run).
+    rises: bool,
+    /// Fit on every budget from `fit_from` on.
     law: Option<PowerLaw>,
+}
+
+/// `(min, max)` of `v`.
+fn range(v: &[f64]) -> [f64; 2] {
+    v.iter()
+        .fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], &x| {
+            [lo.min(x), hi.max(x)]
+        })
+}
+
+/// Mean and sample standard deviation (n - 1; 0 for one value).
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var.sqrt())
+}
+
+/// One objective's runs: `[budget][seed]` mutual k-NN (seeds in `experiment.seeds`
+/// order) and the random initialisation's score (step 0 of the first run).
+struct Runs {
+    per_seed: Vec<Vec<f64>>,
+    init: f64,
+    /// Tokens one sample read, as recorded (`--from-results`: the training run's; the
+    /// tokenizer retrained now need not give the same count). None: the measure's.
+    tokens_per_sample: Option<f64>,
 }
 
 /// The alignment being scaled and the data it needs.
@@ -123,15 +171,44 @@ fn observed_crossing(samples: &[f64], y: &[f64], target: f64) -> Option<f64> {
     Some((x0 + f * (x1 - x0)).exp())
 }
 
-/// The `[experiment.scaling]` section's consistency.
+/// The `[experiment.scaling]` section's consistency: per objective that runs, positive
+/// ascending budgets, `held_out` inside them and at least 3 budgets from `fit_from` on
+/// besides the held-out one (the law has 3 parameters).
 fn check_scaling(cfg: &ExperimentConfig) -> Result<()> {
     let scaling = &cfg.spec.scaling;
-    let budgets = &scaling.budgets;
-    if budgets.len() < 4 || scaling.held_out >= budgets.len() {
-        bail!(
-            "experiment.scaling: need >= 4 budgets (3 to fit + 1 held out) and held_out < {}",
-            budgets.len()
-        );
+    for &kind in scaling.objective_budgets.keys() {
+        if !cfg.spec.objectives.contains(&kind) {
+            // Harmless (a run with fewer objectives than the config names), but say so.
+            eprintln!(
+                "note: experiment.scaling.objective_budgets.{} is unused (not among \
+                 experiment.objectives)",
+                kind.label()
+            );
+        }
+    }
+    for &kind in &cfg.spec.objectives {
+        let list = scaling.budgets_for(kind);
+        let field = if scaling.objective_budgets.contains_key(&kind) {
+            format!("experiment.scaling.objective_budgets.{}", kind.label())
+        } else {
+            "experiment.scaling.budgets".to_string()
+        };
+        if list.first() == Some(&0) || list.windows(2).any(|w| w[0] >= w[1]) {
+            bail!("{field}: expected positive, strictly ascending steps, got {list:?}");
+        }
+        let fitted = (scaling.fit_from..list.len())
+            .filter(|&i| i != scaling.held_out)
+            .count();
+        if scaling.held_out >= list.len() || fitted < 3 {
+            bail!(
+                "{field}: {} budgets with held_out = {} and fit_from = {} leave {fitted} to fit \
+                 the law; need held_out < {} and >= 3 budgets from fit_from on besides it",
+                list.len(),
+                scaling.held_out,
+                scaling.fit_from,
+                list.len()
+            );
+        }
     }
     let measure = scaling.measure.as_str();
     if !matches!(measure, "vision" | "multilingual") {
@@ -146,8 +223,12 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
-    let budgets = &spec.scaling.budgets;
     check_scaling(&cfg)?;
+    let budgets: Vec<(&str, &[usize])> = spec
+        .objectives
+        .iter()
+        .map(|&o| (o.label(), spec.scaling.budgets_for(o)))
+        .collect();
     let measure = spec.scaling.measure.as_str();
     let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
         "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
@@ -163,10 +244,8 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         .views
         .batch_size as f64;
     eprintln!(
-        "{}: {} objectives x budgets {budgets:?} steps x {} seeds, batch {batch}, {} groups, \
-         measure {}",
+        "{}: budgets (steps) {budgets:?} x {} seeds, batch {batch}, {} groups, measure {}",
         spec.name,
-        spec.objectives.len(),
         spec.seeds.len(),
         measure.groups(),
         spec.scaling.measure
@@ -178,22 +257,41 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         batch,
     };
     let mut points = Vec::new();
-    let mut curves = Vec::new();
-    for &objective in &spec.objectives {
-        curves.push(scaled.curve::<B>(objective, &mut points, devices)?);
+    let mut all_runs = Vec::new();
+    let mut trained_by = None;
+    let mut wall_s = None;
+    if args.from_results {
+        let (recorded, command, wall) = recorded_runs(&out, &cfg, batch)?;
+        (points, all_runs, trained_by, wall_s) =
+            (recorded.0, recorded.1, Some(command), Some(wall));
+    } else {
+        for &objective in &spec.objectives {
+            all_runs.push(scaled.runs::<B>(objective, &mut points, devices)?);
+        }
     }
+    let curves: Vec<Curve> = spec
+        .objectives
+        .iter()
+        .zip(all_runs)
+        .map(|(&o, r)| scaled.analyse(o, r))
+        .collect();
     let efficiency = efficiency(&curves);
-    let wall_s = t0.elapsed().as_secs_f64();
+    let wall_s = wall_s.unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
     let body = serde_json::json!({
         "law": "mutual_knn = a - b * samples^-c (least squares, c profiled)",
         "measure": spec.scaling.measure,
-        "budgets_steps": budgets,
+        "budgets_steps": spec.scaling.budgets,
+        "objective_budgets_steps": spec.scaling.objective_budgets,
         "batch_size": batch,
         "held_out": spec.scaling.held_out,
+        "fit_from": spec.scaling.fit_from,
         "curves": curves,
         "efficiency": efficiency,
         "points": points,
+        // With --from-results: the command that trained the runs (`command` is the one
+        // that rebuilt the analysis; `wall_s` stays the training's).
+        "trained_by": trained_by,
     });
     let write = |name: &str, text: String| write_file(&out.join(name), text);
     write_results(&out, &header, &body)?;
@@ -221,6 +319,100 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     Ok(())
 }
 
+/// The runs a previous `scaling` recorded in `out/results.json` (its `points`), checked
+/// against this config's objectives, budgets, seeds and batch: (points, runs per
+/// objective), the command that trained them and its wall time.
+#[allow(clippy::type_complexity)]
+fn recorded_runs(
+    out: &std::path::Path,
+    cfg: &ExperimentConfig,
+    batch: f64,
+) -> Result<((Vec<serde_json::Value>, Vec<Runs>), String, f64)> {
+    let path = out.join("results.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("--from-results: reading {}", path.display()))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let field = |k: &str| -> Result<&serde_json::Value> {
+        json.get(k).with_context(|| {
+            format!(
+                "{}: no field `{k}` (not a scaling results file)",
+                path.display()
+            )
+        })
+    };
+    let points = field("points")?
+        .as_array()
+        .with_context(|| format!("{}: `points` is not an array", path.display()))?
+        .clone();
+    let spec = &cfg.spec;
+    let mut runs = Vec::new();
+    for &objective in &spec.objectives {
+        let mut per_seed = Vec::new();
+        for &steps in spec.scaling.budgets_for(objective) {
+            let mut vals = Vec::new();
+            for &seed in &spec.seeds {
+                let p = points
+                    .iter()
+                    .find(|p| {
+                        p["objective"] == objective.label()
+                            && p["steps"] == steps
+                            && p["seed"] == seed
+                    })
+                    .with_context(|| {
+                        format!(
+                            "{}: `points` has no run of {} at {steps} steps, seed {seed} (the \
+                             config's budgets and seeds must be those that were trained)",
+                            path.display(),
+                            objective.label()
+                        )
+                    })?;
+                if p["samples"].as_f64() != Some(steps as f64 * batch) {
+                    bail!(
+                        "{}: the run of {} at {steps} steps had {} samples; this config's \
+                         batch gives {}",
+                        path.display(),
+                        objective.label(),
+                        p["samples"],
+                        steps as f64 * batch
+                    );
+                }
+                vals.push(p["scores"]["mutual_knn"].as_f64().with_context(|| {
+                    format!("{}: a point has no scores.mutual_knn", path.display())
+                })?);
+            }
+            per_seed.push(vals);
+        }
+        let curve = field("curves")?
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["objective"] == objective.label()))
+            .with_context(|| format!("{}: no curve of {}", path.display(), objective.label()))?;
+        let recorded = |k: &str| {
+            curve[k].as_f64().with_context(|| {
+                format!(
+                    "{}: curves[{}].{k} is not a number",
+                    path.display(),
+                    objective.label()
+                )
+            })
+        };
+        let (init, tokens) = (recorded("init_mutual_knn")?, recorded("tokens_per_sample")?);
+        runs.push(Runs {
+            per_seed,
+            init,
+            tokens_per_sample: Some(tokens),
+        });
+    }
+    let command = json
+        .get("trained_by")
+        .and_then(|v| v.as_str())
+        .or_else(|| json.get("command").and_then(|v| v.as_str()))
+        .unwrap_or("?")
+        .to_string();
+    let wall = field("wall_s")?.as_f64().unwrap_or(f64::NAN);
+    Ok(((points, runs), command, wall))
+}
+
 /// What every run of the experiment shares: its config, the measure and the batch size.
 struct Scaled<'a> {
     cfg: &'a ExperimentConfig,
@@ -230,21 +422,19 @@ struct Scaled<'a> {
 }
 
 impl Scaled<'_> {
-    /// One objective's curve: a run per budget and seed (each appended to `points`), the
-    /// seed means per budget and the laws fit to them.
-    fn curve<B: AutodiffBackend>(
+    /// One objective's runs: a run per budget and seed (each appended to `points`);
+    /// `[budget][seed]` mutual k-NN and the random initialisation's score.
+    fn runs<B: AutodiffBackend>(
         &self,
         objective: ViewKind,
-        points: &mut Vec<Point>,
+        points: &mut Vec<serde_json::Value>,
         devices: Devices<B>,
-    ) -> Result<Curve> {
+    ) -> Result<Runs> {
         let spec = &self.cfg.spec;
-        let (budgets, batch) = (&spec.scaling.budgets, self.batch);
+        let (budgets, batch) = (spec.scaling.budgets_for(objective), self.batch);
         let name = objective.label();
-        // Good views read a whole group per sample (spans of its different texts); bad
-        // views and next-token one text.
         let tps = self.measure.tokens_per_sample(objective);
-        let mut ys = Vec::new();
+        let mut per_seed = Vec::new();
         let mut init = f64::NAN;
         for &steps in budgets {
             let mut vals = Vec::new();
@@ -256,7 +446,7 @@ impl Scaled<'_> {
                 }
                 eprintln!("  {name} {steps} steps seed {seed}: mutual 10-NN {y:.4}");
                 vals.push(y);
-                points.push(Point {
+                points.push(serde_json::to_value(Point {
                     objective: name.to_string(),
                     seed,
                     steps,
@@ -264,32 +454,65 @@ impl Scaled<'_> {
                     tokens: steps as f64 * batch * tps,
                     scores,
                     train_s,
-                });
+                })?);
             }
-            ys.push(vals.iter().sum::<f64>() / vals.len() as f64);
+            per_seed.push(vals);
         }
+        Ok(Runs {
+            per_seed,
+            init,
+            tokens_per_sample: None,
+        })
+    }
+
+    /// One objective's curve from its runs: seed means and spread per budget, the laws
+    /// (from `fit_from` on; without and with the held-out budget) and the held-out check.
+    fn analyse(&self, objective: ViewKind, runs: Runs) -> Curve {
+        let spec = &self.cfg.spec;
+        let (budgets, batch) = (spec.scaling.budgets_for(objective), self.batch);
+        let Runs {
+            per_seed,
+            init,
+            tokens_per_sample,
+        } = runs;
+        let ys: Vec<f64> = per_seed.iter().map(|v| mean_std(v).0).collect();
         let xs: Vec<f64> = budgets.iter().map(|&s| s as f64 * batch).collect();
-        let h = spec.scaling.held_out;
-        let (fx, fy): (Vec<f64>, Vec<f64>) = xs
-            .iter()
-            .zip(&ys)
-            .enumerate()
-            .filter(|(i, _)| *i != h)
-            .map(|(_, (x, y))| (*x, *y))
-            .unzip();
+        let (h, from) = (spec.scaling.held_out, spec.scaling.fit_from);
+        // The law's points: budgets from `fit_from` on, optionally without `skip`.
+        let law_points = |skip: Option<usize>| -> (Vec<f64>, Vec<f64>) {
+            (from..xs.len())
+                .filter(|&i| Some(i) != skip)
+                .map(|i| (xs[i], ys[i]))
+                .unzip()
+        };
+        let (fx, fy) = law_points(Some(h));
         let partial = fit(&fx, &fy).ok();
-        Ok(Curve {
-            objective: name.to_string(),
-            tokens_per_sample: tps,
+        let predicted = partial.map(|l| l.predict(xs[h]));
+        let held_out_seed_range = range(&per_seed[h]);
+        let [lo, hi] = held_out_seed_range;
+        let rises = range(&per_seed[per_seed.len() - 1])[0] > range(&per_seed[0])[1];
+        Curve {
+            objective: objective.label().to_string(),
+            tokens_per_sample: tokens_per_sample
+                .unwrap_or_else(|| self.measure.tokens_per_sample(objective)),
             init_mutual_knn: init,
+            law_from_samples: xs[from],
             held_out_samples: xs[h],
             held_out_observed: ys[h],
-            held_out_predicted: partial.map(|l| l.predict(xs[h])),
+            held_out_predicted: predicted,
+            held_out_seed_range,
+            held_out_within_seed_range: predicted.map(|p| (lo..=hi).contains(&p)),
+            rises,
+            mutual_knn_std: per_seed.iter().map(|v| mean_std(v).1).collect(),
+            seed_mutual_knn: per_seed,
             law_without_held_out: partial,
-            law: fit(&xs, &ys).ok(),
+            law: {
+                let (ax, ay) = law_points(None);
+                fit(&ax, &ay).ok()
+            },
             samples: xs,
             mutual_knn: ys,
-        })
+        }
     }
 
     /// One run of `steps` steps: its final (mutual k-NN, scores), the step-0 mutual k-NN
@@ -353,6 +576,56 @@ impl Scaled<'_> {
     }
 }
 
+/// Draws of [`bootstrap_ratio`].
+const BOOTSTRAP_DRAWS: usize = 2000;
+
+/// The seed bootstrap of the sample-efficiency ratio.
+struct Bootstrap {
+    /// 2.5 % and 97.5 % quantiles of the ratio over the draws that cross.
+    interval: Option<[f64; 2]>,
+    /// Draws whose good-view curve never reaches next-token's best.
+    no_crossing: usize,
+}
+
+/// The ratio's confidence range from the seeds: `draws` times, resample each objective's
+/// seeds with replacement (the runs of the two objectives are independent), average the
+/// resampled runs per budget, and take next-token's best samples over the samples where
+/// the good-view mean curve reaches that best (as [`efficiency`] does on the seed means).
+fn bootstrap_ratio(g: &Curve, n: &Curve, draws: usize, seed: u64) -> Bootstrap {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut resampled_mean = |c: &Curve| -> Vec<f64> {
+        let s = c.seed_mutual_knn.first().map_or(0, Vec::len);
+        let pick: Vec<usize> = (0..s).map(|_| rng.random_range(0..s)).collect();
+        c.seed_mutual_knn
+            .iter()
+            .map(|v| pick.iter().map(|&j| v[j]).sum::<f64>() / s as f64)
+            .collect()
+    };
+    let mut ratios = Vec::with_capacity(draws);
+    let mut no_crossing = 0;
+    for _ in 0..draws {
+        let (ny, gy) = (resampled_mean(n), resampled_mean(g));
+        let (bi, best) =
+            ny.iter().enumerate().fold(
+                (0, f64::NEG_INFINITY),
+                |a, (i, &v)| {
+                    if v > a.1 { (i, v) } else { a }
+                },
+            );
+        match observed_crossing(&g.samples, &gy, best) {
+            Some(s) => ratios.push(n.samples[bi] / s),
+            None => no_crossing += 1,
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    Bootstrap {
+        interval: (!ratios.is_empty()).then(|| [q(0.025), q(0.975)]),
+        no_crossing,
+    }
+}
+
 /// Sample efficiency: samples good views need to reach next-token's best alignment.
 fn efficiency(curves: &[Curve]) -> serde_json::Value {
     let find = |o: &str| curves.iter().find(|c| c.objective == o);
@@ -375,6 +648,8 @@ fn efficiency(curves: &[Curve]) -> serde_json::Value {
     let ratio = |s: Option<f64>| s.map(|s| n_samples / s);
     let tok =
         |s: Option<f64>| s.map(|s| n_samples * n.tokens_per_sample / (s * g.tokens_per_sample));
+    let boot = bootstrap_ratio(g, n, BOOTSTRAP_DRAWS, 0);
+    let tokens = n.tokens_per_sample / g.tokens_per_sample;
     serde_json::json!({
         "next_token_best": best,
         "next_token_best_samples": n_samples,
@@ -385,6 +660,10 @@ fn efficiency(curves: &[Curve]) -> serde_json::Value {
         "token_ratio_observed": tok(observed),
         "token_ratio_law": tok(law),
         "crosses_within_budgets": observed.is_some(),
+        "bootstrap_draws": BOOTSTRAP_DRAWS,
+        "bootstrap_no_crossing": boot.no_crossing,
+        "sample_ratio_bootstrap_95": boot.interval,
+        "token_ratio_bootstrap_95": boot.interval.map(|[a, b]| [a * tokens, b * tokens]),
         "good_at_or_above_at_smallest_budget": g.mutual_knn[0] >= best,
     })
 }
@@ -426,22 +705,40 @@ fn report_md(
         "# scaling\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          {what}; one run \
          per budget, each with its own warmup and cosine schedule. Law: \
-         `mutual_knn = a − b · samples^(−c)`, least squares.\n\n\
-         | objective | samples | mutual 10-NN (seed mean) |\n|---|---|---|\n",
+         `mutual_knn = a − b · samples^(−c)`, least squares on the budgets from `fit_from` on \
+         (earlier ones trace the onset, where alignment still accelerates).\n\n\
+         | objective | samples | mutual 10-NN (seed mean ± std) | seed range |\n|---|---|---|---|\n",
         args.device
     );
     for c in curves {
-        for (x, y) in c.samples.iter().zip(&c.mutual_knn) {
-            md.push_str(&format!("| {} | {x:.0} | {y:.4} |\n", c.objective));
+        for (i, (x, y)) in c.samples.iter().zip(&c.mutual_knn).enumerate() {
+            let [lo, hi] = range(&c.seed_mutual_knn[i]);
+            md.push_str(&format!(
+                "| {} | {x:.0} | {y:.4} ± {:.4} | [{lo:.4}, {hi:.4}] |\n",
+                c.objective, c.mutual_knn_std[i]
+            ));
         }
     }
     for c in curves {
         md.push_str(&format!(
-            "| {} | 0 (random init) | {:.4} |\n",
+            "| {} | 0 (random init) | {:.4} | |\n",
             c.objective, c.init_mutual_knn
         ));
     }
-    md.push_str("\n| objective | law (all budgets) | held-out samples | observed | predicted (fit without it) |\n|---|---|---|---|---|\n");
+    md.push('\n');
+    for c in curves {
+        md.push_str(&format!(
+            "{}: alignment {} from the smallest budget to the largest (seed ranges {}).  \n",
+            c.objective,
+            if c.rises {
+                "**rises**"
+            } else {
+                "does not clearly rise"
+            },
+            if c.rises { "apart" } else { "overlap or fall" }
+        ));
+    }
+    md.push_str("\n| objective | law (budgets from, all) | held-out samples | observed (seed range) | predicted (fit without it) | within the seed range |\n|---|---|---|---|---|---|\n");
     let law = |l: &Option<PowerLaw>| {
         l.map_or("no fit".to_string(), |l| {
             format!("{:.4} − {:.4}·n^−{:.3} (rmse {:.4})", l.a, l.b, l.c, l.rmse)
@@ -449,13 +746,21 @@ fn report_md(
     };
     for c in curves {
         md.push_str(&format!(
-            "| {} | {} | {:.0} | {:.4} | {} |\n",
+            "| {} | from {:.0}: {} | {:.0} | {:.4} [{:.4}, {:.4}] | {} | {} |\n",
             c.objective,
+            c.law_from_samples,
             law(&c.law),
             c.held_out_samples,
             c.held_out_observed,
+            c.held_out_seed_range[0],
+            c.held_out_seed_range[1],
             c.held_out_predicted
-                .map_or("—".to_string(), |p| format!("{p:.4}"))
+                .map_or("—".to_string(), |p| format!("{p:.4}")),
+            match c.held_out_within_seed_range {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "—",
+            }
         ));
     }
     md.push_str(&efficiency_md(eff));
@@ -469,6 +774,14 @@ fn report_md(
     md
 }
 
+/// `[lo, hi]` of a JSON pair as "lo–hi" (— when null).
+fn ratio_range(v: &serde_json::Value) -> String {
+    match (v[0].as_f64(), v[1].as_f64()) {
+        (Some(lo), Some(hi)) => format!("{lo:.1}–{hi:.1}"),
+        _ => "—".to_string(),
+    }
+}
+
 /// The report's sample-efficiency section (from [`efficiency`]'s object).
 fn efficiency_md(eff: &serde_json::Value) -> String {
     let mut md = String::new();
@@ -478,11 +791,24 @@ fn efficiency_md(eff: &serde_json::Value) -> String {
     } else {
         let f = |k: &str| eff[k].as_f64();
         let show = |v: Option<f64>, d: usize| v.map_or("—".to_string(), |x| format!("{x:.d$}"));
+        let verdict = if eff["good_at_or_above_at_smallest_budget"].as_bool() == Some(true) {
+            "Good views are already at or above it at the smallest budget, so the measured \
+                 ratio is only a lower bound (the crossing lies at or below the smallest budget)."
+        } else if eff["crosses_within_budgets"].as_bool() == Some(true) {
+            "The good-view curve reaches next-token's best within the measured budgets."
+        } else {
+            "The good-view curve does **not** reach next-token's best within the measured \
+                 budgets; any ratio above comes from the fitted law's extrapolation (— when the \
+                 law's asymptote is below the target)."
+        };
         md.push_str(&format!(
             "Next-token's best mutual 10-NN is {} at {} samples. Good views reach it at {} \
              samples by the measured curve (log-linear interpolation) and {} by the fitted law: \
              **{}x fewer samples** measured ({} by the law), {}x fewer text tokens measured ({} \
-             by the law). {}\n\nThe paper: good views reach .109 with ~21.6M samples, next-token \
+             by the law). {}\n\nSeed bootstrap ({} draws: each objective's seeds \
+             resampled with replacement, the ratio recomputed on the resampled means): 95 % of \
+             the draws give **{}x** fewer samples ({}x fewer tokens); {} draws never cross.\n\n\
+             The paper: good views reach .109 with ~21.6M samples, next-token \
              .111 at ~900M: ~42x fewer samples (~14x fewer tokens).\n",
             show(f("next_token_best"), 4),
             show(f("next_token_best_samples"), 0),
@@ -492,16 +818,11 @@ fn efficiency_md(eff: &serde_json::Value) -> String {
             show(f("sample_ratio_law"), 2),
             show(f("token_ratio_observed"), 2),
             show(f("token_ratio_law"), 2),
-            if eff["good_at_or_above_at_smallest_budget"].as_bool() == Some(true) {
-                "Good views are already at or above it at the smallest budget, so the measured \
-                 ratio is only a lower bound (the crossing lies at or below the smallest budget)."
-            } else if eff["crosses_within_budgets"].as_bool() == Some(true) {
-                "The good-view curve reaches next-token's best within the measured budgets."
-            } else {
-                "The good-view curve does **not** reach next-token's best within the measured \
-                 budgets; any ratio above comes from the fitted law's extrapolation (— when the \
-                 law's asymptote is below the target)."
-            }
+            verdict,
+            eff["bootstrap_draws"],
+            ratio_range(&eff["sample_ratio_bootstrap_95"]),
+            ratio_range(&eff["token_ratio_bootstrap_95"]),
+            eff["bootstrap_no_crossing"],
         ));
     }
     md
