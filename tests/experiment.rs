@@ -539,11 +539,11 @@ fn unknown_scaling_measure_is_named() {
         err.contains("experiment.scaling.measure") && err.contains("audio"),
         "{err}"
     );
-    // Budgets for an objective the experiment does not run, or not ascending, are refused.
+    // Too few budgets for one objective, or budgets not ascending, are refused.
     for (set, needle) in [
         (
-            "experiment.scaling.objective_budgets={bad=[1,2,3,4,5]}",
-            "objective_budgets",
+            "experiment.scaling.objective_budgets={next-token=[1,2]}",
+            "objective_budgets.next-token",
         ),
         ("experiment.scaling.budgets=[1,2,2,4,5]", "ascending"),
         // Fitting from the 4th of 5 budgets leaves one (the 5th is held out).
