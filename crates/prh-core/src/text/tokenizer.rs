@@ -244,6 +244,44 @@ mod tests {
         "The dog catches the ball.",
     ];
 
+    /// The same corpus and config train the same tokenizer every time. The published
+    /// `tokenizers` 0.23.2 did not: it numbered the "##x" tokens in hash-map order and broke
+    /// ties between merges of equal count by those numbers (vendor/README.md); on this
+    /// corpus of many equally frequent pseudo-words its vocabularies differed between
+    /// trainings (checked with Python `tokenizers` 0.23.3, the same library).
+    #[test]
+    fn training_is_deterministic() {
+        let (mut x, mut words) = (12345u64, Vec::new());
+        for i in 0..400 {
+            let w: String = (0..3 + i % 5)
+                .map(|_| {
+                    x = (x * 1103515245 + 12345) % (1 << 31);
+                    (b'a' + ((x >> 16) % 10) as u8) as char
+                })
+                .collect();
+            words.push(w);
+        }
+        let texts: Vec<String> = (0..400)
+            .step_by(4)
+            .map(|i| words[i..(i + 8).min(400)].join(" "))
+            .collect();
+        let cfg = TokenizerConfig {
+            vocab_size: 200,
+            min_frequency: 1,
+            ..TokenizerConfig::default()
+        };
+        let train = || {
+            TextTokenizer::train(texts.iter().map(String::as_str), &cfg)
+                .unwrap()
+                .to_json()
+                .unwrap()
+        };
+        let first = train();
+        for _ in 0..5 {
+            assert_eq!(train(), first);
+        }
+    }
+
     #[test]
     fn trained_tokenizer_round_trips_through_json() {
         let cfg = TokenizerConfig {
