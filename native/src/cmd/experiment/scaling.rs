@@ -6,8 +6,7 @@
 //! have budgets of its own, `experiment.scaling.objective_budgets`); the law `a - b n^-c`
 //! ([`prh_core::experiments::scaling_law`]) is fit per objective on the budgets from
 //! `fit_from` on, checked on a held-out budget against the seeds' range there, and used
-//! for the sample-efficiency ratio (the paper's 42x), which is also computed per seed for
-//! its range.
+//! for the sample-efficiency ratio (the paper's 42x), with a seed-bootstrap range.
 
 use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
@@ -95,8 +94,9 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
 struct Runs {
     per_seed: Vec<Vec<f64>>,
     init: f64,
-    /// Tokens one sample read, as recorded (`--from-results`: the training run's; the
-    /// tokenizer retrained now need not give the same count). None: the measure's.
+    /// Tokens one sample read, as recorded (`--from-results`: the training run's; a
+    /// results.json from before the deterministic tokenizer may not match a tokenizer
+    /// trained now). None: the measure's.
     tokens_per_sample: Option<f64>,
 }
 
