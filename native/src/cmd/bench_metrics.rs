@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Options of `bench metrics`.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, Debug)]
 pub struct MetricsBenchArgs {
     /// Samples N of the metric runs.
     #[arg(long, default_value_t = 1024)]
@@ -99,9 +99,16 @@ fn time_it<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, 
     Ok((median(times), out))
 }
 
-fn numpy(args: &MetricsBenchArgs, kind: &str, a: &Path, b: &Path) -> Result<serde_json::Value> {
+/// The numpy reference's JSON for `kind` on files `a`, `b`, timed over `repeats` runs.
+fn numpy(
+    args: &MetricsBenchArgs,
+    kind: &str,
+    repeats: usize,
+    a: &Path,
+    b: &Path,
+) -> Result<serde_json::Value> {
     let out = super::bench::reference_command(&args.python, &args.script, args.numpy_threads)
-        .args(["--repeats", &args.repeats.to_string(), kind])
+        .args(["--repeats", &repeats.to_string(), kind])
         .arg(a)
         .arg(b)
         .output()
@@ -196,20 +203,32 @@ pub fn run(args: MetricsBenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// One large-N row: prh's whole metric pass (every metric, no null: the k-NN lists and
-/// kernel sums in one blocked pass) against numpy's blocked exact 10-NN search.
-fn large_row(args: &MetricsBenchArgs, dir: &Path, n: usize) -> Result<Row> {
-    let d = args.knn_d;
-    let (a, b) = pair(n, d, 11);
+/// The test pair `[n, d]` of `seed` written to `dir/a{tag}.npy` and `dir/b{tag}.npy` (for
+/// numpy), and as prh features: (path A, path B, A, B).
+fn pair_files(
+    dir: &Path,
+    tag: &str,
+    n: usize,
+    d: usize,
+    seed: u64,
+) -> Result<(PathBuf, PathBuf, Features, Features)> {
+    let (a, b) = pair(n, d, seed);
     let (pa, pb) = (
-        dir.join(format!("ka{n}.npy")),
-        dir.join(format!("kb{n}.npy")),
+        dir.join(format!("a{tag}.npy")),
+        dir.join(format!("b{tag}.npy")),
     );
     write_npy(&pa, &[n, d], &a)?;
     write_npy(&pb, &[n, d], &b)?;
     let fa = Features::new("a", n, 1, d, a.iter().map(|&x| f64::from(x)).collect())?;
     let fb = Features::new("b", n, 1, d, b.iter().map(|&x| f64::from(x)).collect())?;
-    drop((a, b));
+    Ok((pa, pb, fa, fb))
+}
+
+/// One large-N row: prh's whole metric pass (every metric, no null: the k-NN lists and
+/// kernel sums in one blocked pass) against numpy's blocked exact 10-NN search.
+fn large_row(args: &MetricsBenchArgs, dir: &Path, n: usize) -> Result<Row> {
+    let d = args.knn_d;
+    let (pa, pb, fa, fb) = pair_files(dir, &format!("k{n}"), n, d, 11)?;
     let opts = MetricOptions {
         null_shuffles: 0,
         ..MetricOptions::default()
@@ -219,12 +238,7 @@ fn large_row(args: &MetricsBenchArgs, dir: &Path, n: usize) -> Result<Row> {
     let t = t0.elapsed().as_secs_f64();
     drop((fa, fb));
     note(&format!("prh metrics N = {n} D = {d} (no null): {t:.1} s"));
-    let mut one = MetricsBenchArgs {
-        repeats: 1,
-        ..args.clone()
-    };
-    one.knn_n.clear();
-    let np = numpy(&one, "knn", &pa, &pb)?;
+    let np = numpy(args, "knn", 1, &pa, &pb)?;
     std::fs::remove_file(&pa).ok();
     std::fs::remove_file(&pb).ok();
     let theirs = np["values"]["mutual_knn"]
@@ -255,16 +269,11 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
     let cases = args.dims.len() + usize::from(args.procrustes_n > 0) + args.knn_n.len();
     let mut progress = Progress::new("bench metrics", cases, 0, 0);
     for &d in &args.dims {
-        let (a, b) = pair(args.n, d, d as u64);
-        let (pa, pb) = (dir.join(format!("a{d}.npy")), dir.join(format!("b{d}.npy")));
-        write_npy(&pa, &[args.n, d], &a)?;
-        write_npy(&pb, &[args.n, d], &b)?;
-        let fa = Features::new("a", args.n, 1, d, a.iter().map(|&x| f64::from(x)).collect())?;
-        let fb = Features::new("b", args.n, 1, d, b.iter().map(|&x| f64::from(x)).collect())?;
+        let (pa, pb, fa, fb) = pair_files(dir, &d.to_string(), args.n, d, d as u64)?;
         let opts = MetricOptions::default();
         let (t, report) = time_it(args.repeats, || Ok(measure(&fa, &fb, &opts)?))?;
         note(&format!("prh metrics N = {} D = {d}: {t:.3} s", args.n));
-        let np = numpy(args, "metrics", &pa, &pb)?;
+        let np = numpy(args, "metrics", args.repeats, &pa, &pb)?;
         version = format!(
             "{}, BLAS {}",
             np["numpy"].as_str().unwrap_or("?"),
@@ -304,7 +313,7 @@ fn cases(args: &MetricsBenchArgs, dir: &Path) -> Result<(Vec<Row>, String)> {
             Ok(procrustes::fit(ma.as_ref(), mb.as_ref())?)
         })?;
         note(&format!("prh procrustes N = {n} D = {d}: {t:.3} s"));
-        let np = numpy(args, "procrustes", &pa, &pb)?;
+        let np = numpy(args, "procrustes", args.repeats, &pa, &pb)?;
         let theirs = np["values"]["relative_residual"]
             .as_f64()
             .context("numpy: no residual")?;

@@ -249,11 +249,10 @@ pub fn kernel_pass(
     let mut shift: Vec<Option<f64>> = vec![None; nl];
     // Threads: faer's global parallelism. Layers run as parallel tasks; each layer's Gram
     // product gets an equal share of the threads beyond one per layer.
-    let threads = match faer::get_global_parallelism() {
-        faer::Par::Seq => 1,
-        #[cfg(not(target_arch = "wasm32"))]
-        faer::Par::Rayon(t) => t.get(),
-    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let threads = crate::linalg::threads();
+    #[cfg(target_arch = "wasm32")]
+    let threads = 1;
     let parallel = threads > 1;
     #[cfg(not(target_arch = "wasm32"))]
     let gemm_par = if threads > nl {
@@ -361,7 +360,6 @@ pub fn permuted_cross(k: &Matrix, l: &Matrix, perm: &[usize]) -> f64 {
         .sum()
 }
 
-/// Adds row i of a kernel to its sums.
 /// `f` on every item: on rayon's pool when `parallel` (native builds; the browser has no
 /// threads), else in order on this thread.
 fn for_each_maybe_par<I>(items: I, parallel: bool, f: impl Fn(I::Item) + Sync + Send)
@@ -479,6 +477,7 @@ fn layer_block(
     }
 }
 
+/// Adds row i of a kernel to its sums.
 fn accumulate(s: &mut KernelSums, i: usize, row: &[f64]) {
     s.rows[i] = row.iter().sum();
     s.diag[i] = row[i];
@@ -512,36 +511,28 @@ mod tests {
             keep_dense: false,
         };
         let before = faer::get_global_parallelism();
-        let run = |par| {
-            faer::set_global_parallelism(par);
-            kernel_pass(&a, &b, &opts, &mut |_| {}).unwrap()
+        // The pass of `a` against `b` on one thread and on `threads`.
+        let both = |a: &[Matrix], b: &[Matrix], threads| {
+            let run = |par| {
+                faer::set_global_parallelism(par);
+                kernel_pass(a, b, &opts, &mut |_| {}).unwrap()
+            };
+            let pair = (run(faer::Par::Seq), run(faer::Par::rayon(threads)));
+            faer::set_global_parallelism(before);
+            pair
         };
-        let seq = run(faer::Par::Seq);
-        let par = run(faer::Par::rayon(2));
-        faer::set_global_parallelism(before);
-        for (x, y) in seq.a.iter().chain(&seq.b).zip(par.a.iter().chain(&par.b)) {
-            assert_eq!(x.knn, y.knn);
-            assert_eq!(x.sims, y.sims);
-            assert_eq!(x.with_self, y.with_self);
-            assert_eq!(x.tied_lists, y.tied_lists);
-            assert_eq!(x.linear, y.linear);
-            assert_eq!(x.rbf, y.rbf);
+        // Three layers on 2 threads; then one layer a side on 4 threads, where each Gram
+        // product runs on 2 of them.
+        for (seq, par) in [both(&a, &b, 2), both(&a[..1], &b, 4)] {
+            for (x, y) in seq.a.iter().chain(&seq.b).zip(par.a.iter().chain(&par.b)) {
+                assert_eq!(x.knn, y.knn);
+                assert_eq!(x.sims, y.sims);
+                assert_eq!(x.with_self, y.with_self);
+                assert_eq!(x.tied_lists, y.tied_lists);
+                assert_eq!(x.linear, y.linear);
+                assert_eq!(x.rbf, y.rbf);
+            }
+            assert_eq!(seq.cross, par.cross);
         }
-        assert_eq!(seq.cross, par.cross);
-        // One layer a side on 4 threads: each Gram product runs on 2 of them.
-        let (a1, b1) = (&a[..1], &b[..]);
-        let one = |par| {
-            faer::set_global_parallelism(par);
-            kernel_pass(a1, b1, &opts, &mut |_| {}).unwrap()
-        };
-        let (seq, par) = (one(faer::Par::Seq), one(faer::Par::rayon(4)));
-        faer::set_global_parallelism(before);
-        for (x, y) in seq.a.iter().chain(&seq.b).zip(par.a.iter().chain(&par.b)) {
-            assert_eq!(
-                (&x.knn, &x.sims, &x.linear, &x.rbf),
-                (&y.knn, &y.sims, &y.linear, &y.rbf)
-            );
-        }
-        assert_eq!(seq.cross, par.cross);
     }
 }

@@ -12,7 +12,7 @@ use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
-use prh_core::experiments::multilingual::ExperimentConfig;
+use prh_core::experiments::multilingual::{ExperimentConfig, SeedStats, seed_stats};
 use prh_core::experiments::report::{ScalingSeries, svg_scaling};
 use prh_core::experiments::scaling_law::{PowerLaw, fit};
 use prh_core::theory::view_kind::ViewKind;
@@ -69,24 +69,12 @@ struct Curve {
     law: Option<PowerLaw>,
 }
 
-/// `(min, max)` of `v`.
-fn range(v: &[f64]) -> [f64; 2] {
-    v.iter()
-        .fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], &x| {
-            [lo.min(x), hi.max(x)]
-        })
-}
-
-/// Mean and sample standard deviation (n - 1; 0 for one value).
-fn mean_std(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
+/// Index and value of the first maximum of `v` (the budget of a curve's best alignment).
+fn argmax(v: &[f64]) -> (usize, f64) {
+    v.iter().enumerate().fold(
+        (0, f64::NEG_INFINITY),
+        |a, (i, &x)| if x > a.1 { (i, x) } else { a },
+    )
 }
 
 /// One objective's runs: `[budget][seed]` mutual k-NN (seeds in `experiment.seeds`
@@ -274,7 +262,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         .iter()
         .zip(all_runs)
         .map(|(&o, r)| scaled.analyse(o, r))
-        .collect();
+        .collect::<Result<_>>()?;
     let efficiency = efficiency(&curves);
     let wall_s = wall_s.unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
@@ -310,7 +298,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             &curves,
             &efficiency,
             &what,
-        ),
+        )?,
     )?;
     eprintln!(
         "report folder {}: results.json report.md alignment_vs_samples.svg ({wall_s:.1} s)",
@@ -467,7 +455,7 @@ impl Scaled<'_> {
 
     /// One objective's curve from its runs: seed means and spread per budget, the laws
     /// (from `fit_from` on; without and with the held-out budget) and the held-out check.
-    fn analyse(&self, objective: ViewKind, runs: Runs) -> Curve {
+    fn analyse(&self, objective: ViewKind, runs: Runs) -> Result<Curve> {
         let spec = &self.cfg.spec;
         let (budgets, batch) = (spec.scaling.budgets_for(objective), self.batch);
         let Runs {
@@ -475,7 +463,11 @@ impl Scaled<'_> {
             init,
             tokens_per_sample,
         } = runs;
-        let ys: Vec<f64> = per_seed.iter().map(|v| mean_std(v).0).collect();
+        let stats = per_seed
+            .iter()
+            .map(|v| seed_stats(v))
+            .collect::<prh_core::Result<Vec<SeedStats>>>()?;
+        let ys: Vec<f64> = stats.iter().map(|s| s.mean).collect();
         let xs: Vec<f64> = budgets.iter().map(|&s| s as f64 * batch).collect();
         let (h, from) = (spec.scaling.held_out, spec.scaling.fit_from);
         // The law's points: budgets from `fit_from` on, optionally without `skip`.
@@ -488,10 +480,9 @@ impl Scaled<'_> {
         let (fx, fy) = law_points(Some(h));
         let partial = fit(&fx, &fy).ok();
         let predicted = partial.map(|l| l.predict(xs[h]));
-        let held_out_seed_range = range(&per_seed[h]);
-        let [lo, hi] = held_out_seed_range;
-        let rises = range(&per_seed[per_seed.len() - 1])[0] > range(&per_seed[0])[1];
-        Curve {
+        let [lo, hi] = [stats[h].min, stats[h].max];
+        let rises = stats[stats.len() - 1].min > stats[0].max;
+        Ok(Curve {
             objective: objective.label().to_string(),
             tokens_per_sample: tokens_per_sample
                 .unwrap_or_else(|| self.measure.tokens_per_sample(objective)),
@@ -500,10 +491,10 @@ impl Scaled<'_> {
             held_out_samples: xs[h],
             held_out_observed: ys[h],
             held_out_predicted: predicted,
-            held_out_seed_range,
+            held_out_seed_range: [lo, hi],
             held_out_within_seed_range: predicted.map(|p| (lo..=hi).contains(&p)),
             rises,
-            mutual_knn_std: per_seed.iter().map(|v| mean_std(v).1).collect(),
+            mutual_knn_std: stats.iter().map(|s| s.std).collect(),
             seed_mutual_knn: per_seed,
             law_without_held_out: partial,
             law: {
@@ -512,7 +503,7 @@ impl Scaled<'_> {
             },
             samples: xs,
             mutual_knn: ys,
-        }
+        })
     }
 
     /// One run of `steps` steps: its final (mutual k-NN, scores), the step-0 mutual k-NN
@@ -606,13 +597,7 @@ fn bootstrap_ratio(g: &Curve, n: &Curve, draws: usize, seed: u64) -> Bootstrap {
     let mut no_crossing = 0;
     for _ in 0..draws {
         let (ny, gy) = (resampled_mean(n), resampled_mean(g));
-        let (bi, best) =
-            ny.iter().enumerate().fold(
-                (0, f64::NEG_INFINITY),
-                |a, (i, &v)| {
-                    if v > a.1 { (i, v) } else { a }
-                },
-            );
+        let (bi, best) = argmax(&ny);
         match observed_crossing(&g.samples, &gy, best) {
             Some(s) => ratios.push(n.samples[bi] / s),
             None => no_crossing += 1,
@@ -632,16 +617,7 @@ fn efficiency(curves: &[Curve]) -> serde_json::Value {
     let (Some(g), Some(n)) = (find("good"), find("next-token")) else {
         return serde_json::Value::Null;
     };
-    let (bi, best) = n
-        .mutual_knn
-        .iter()
-        .enumerate()
-        .fold(
-            (0, f64::NEG_INFINITY),
-            |a, (i, &v)| {
-                if v > a.1 { (i, v) } else { a }
-            },
-        );
+    let (bi, best) = argmax(&n.mutual_knn);
     let n_samples = n.samples[bi];
     let observed = observed_crossing(&g.samples, &g.mutual_knn, best);
     let law = g.law.and_then(|l| l.samples_to_reach(best));
@@ -700,7 +676,7 @@ fn report_md(
     curves: &[Curve],
     eff: &serde_json::Value,
     what: &str,
-) -> String {
+) -> Result<String> {
     let mut md = format!(
         "# scaling\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          {what}; one run \
@@ -712,7 +688,8 @@ fn report_md(
     );
     for c in curves {
         for (i, (x, y)) in c.samples.iter().zip(&c.mutual_knn).enumerate() {
-            let [lo, hi] = range(&c.seed_mutual_knn[i]);
+            let s = seed_stats(&c.seed_mutual_knn[i])?;
+            let [lo, hi] = [s.min, s.max];
             md.push_str(&format!(
                 "| {} | {x:.0} | {y:.4} ± {:.4} | [{lo:.4}, {hi:.4}] |\n",
                 c.objective, c.mutual_knn_std[i]
@@ -771,7 +748,7 @@ fn report_md(
         );
     }
     md.push_str("\n![alignment vs samples](alignment_vs_samples.svg)\n\nDots: runs (seed mean); dashed: the law fit on all budgets.\n");
-    md
+    Ok(md)
 }
 
 /// `[lo, hi]` of a JSON pair as "lo–hi" (— when null).
