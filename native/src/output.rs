@@ -24,19 +24,38 @@ pub struct ResultsHeader {
 }
 
 /// The command line as a user would retype it: the binary as `prh-native` (not the path
-/// it ran from) and absolute paths below the working directory made relative to it, so a
+/// it ran from) and absolute paths made relative to the working directory (also those
+/// outside it, `/work/shared/data` -> `../shared/data`, and after `=` in `key=/path`), so a
 /// results file names no path of the machine it ran on.
 fn portable_command(args: impl Iterator<Item = String>) -> String {
     let cwd = std::env::current_dir().ok();
+    portable_args(args, cwd.as_deref())
+}
+
+/// [`portable_command`] against a given working directory.
+fn portable_args(args: impl Iterator<Item = String>, cwd: Option<&Path>) -> String {
+    let relative = |a: &str| -> Option<String> {
+        let p = Path::new(a);
+        if !p.is_absolute() {
+            return None;
+        }
+        let r = pathdiff::diff_paths(p, cwd?)?;
+        Some(if r.as_os_str().is_empty() {
+            ".".to_string()
+        } else {
+            r.display().to_string()
+        })
+    };
     args.enumerate()
         .map(|(i, a)| {
             if i == 0 {
                 return "prh-native".to_string();
             }
-            match &cwd {
-                Some(c) => std::path::Path::new(&a)
-                    .strip_prefix(c)
-                    .map_or(a.clone(), |r| r.display().to_string()),
+            if let Some(r) = relative(&a) {
+                return r;
+            }
+            match a.split_once('=') {
+                Some((key, value)) => relative(value).map_or(a.clone(), |r| format!("{key}={r}")),
                 None => a,
             }
         })
@@ -116,6 +135,33 @@ pub fn write_embeddings(out: &Path, d: usize, values: &[f32], labels: &[String])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No path of the machine survives: the binary becomes `prh-native`, absolute paths
+    /// inside and outside the working directory (and after `key=`) become relative ones,
+    /// everything else stays as typed.
+    #[test]
+    fn commands_name_no_machine_path() {
+        let args = [
+            "/opt/cache/target/release/prh-native",
+            "experiment",
+            "--out",
+            "/work/main/docs/results/x",
+            "--data",
+            "/work/shared/data",
+            "--set",
+            "train.run.steps=3",
+            "--config=/work/main/configs/a.toml",
+            "/work/main",
+            "runs/y",
+        ]
+        .map(String::from);
+        let cmd = portable_args(args.into_iter(), Some(Path::new("/work/main")));
+        assert_eq!(
+            cmd,
+            "prh-native experiment --out docs/results/x --data ../shared/data --set \
+             train.run.steps=3 --config=configs/a.toml . runs/y"
+        );
+    }
 
     /// The struct writes the bytes the hand-built `json!` header wrote (same keys, order
     /// and values), with and without `sets`.

@@ -20,6 +20,7 @@ use serde::Serialize;
 use std::time::Instant;
 
 use super::bilingual::Bilingual;
+use super::views_vision::tfidf_scores;
 use super::vision::{VisionData, load, score, train_one};
 use super::{Args, load_config, out_dir};
 
@@ -67,6 +68,42 @@ struct Curve {
     rises: bool,
     /// Fit on every budget from `fit_from` on.
     law: Option<PowerLaw>,
+}
+
+/// The training-free references every run is read against.
+#[derive(Serialize)]
+struct Baselines {
+    /// Mutual k-NN of shuffled pairings: the mean over every run of its null mean, and
+    /// the range of those means (None: no run recorded a null).
+    null_mean: Option<f64>,
+    null_range: Option<[f64; 2]>,
+    /// TF-IDF on the same texts, measured as the encoders are: mutual k-NN and all scores.
+    tfidf_mutual_knn: f64,
+    tfidf: serde_json::Value,
+}
+
+impl Baselines {
+    /// The null from the runs' recorded scores (`points[].scores.null_mean`) and TF-IDF
+    /// measured now (no training; also with `--from-results`).
+    fn new(points: &[serde_json::Value], cfg: &ExperimentConfig, m: &Measure) -> Result<Self> {
+        let nulls: Vec<f64> = points
+            .iter()
+            .filter_map(|p| p["scores"]["null_mean"].as_f64())
+            .collect();
+        let (tfidf_mutual_knn, tfidf) = m.tfidf(cfg)?;
+        Ok(Baselines {
+            null_mean: (!nulls.is_empty()).then(|| nulls.iter().sum::<f64>() / nulls.len() as f64),
+            null_range: (!nulls.is_empty()).then(|| {
+                nulls
+                    .iter()
+                    .fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], &v| {
+                        [lo.min(v), hi.max(v)]
+                    })
+            }),
+            tfidf_mutual_knn,
+            tfidf,
+        })
+    }
 }
 
 /// Index and value of the first maximum of `v` (the budget of a curve's best alignment).
@@ -117,6 +154,19 @@ impl Measure {
         } else {
             text
         }
+    }
+
+    /// The training-free TF-IDF baseline measured as the runs are (views-vision's and
+    /// views-multilingual's own): its mutual k-NN and all its scores.
+    fn tfidf(&self, cfg: &ExperimentConfig) -> Result<(f64, serde_json::Value)> {
+        let scores = match self {
+            Measure::Vision(d) => serde_json::to_value(tfidf_scores(cfg, d)?)?,
+            Measure::Multilingual(b) => serde_json::to_value(b.tfidf_point(&cfg.spec)?)?,
+        };
+        let m = scores["mutual_knn"]
+            .as_f64()
+            .context("TF-IDF scores without mutual_knn")?;
+        Ok((m, scores))
     }
 
     /// Plot title suffix, y-axis label and the report's description of the measurement.
@@ -264,6 +314,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         .map(|(&o, r)| scaled.analyse(o, r))
         .collect::<Result<_>>()?;
     let efficiency = efficiency(&curves);
+    let baselines = Baselines::new(&points, &cfg, &measure)?;
     let wall_s = wall_s.unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let header = ResultsHeader::new(&spec.name, &source, &args.device, wall_s).with_sets(&args.set);
     let body = serde_json::json!({
@@ -276,6 +327,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "fit_from": spec.scaling.fit_from,
         "curves": curves,
         "efficiency": efficiency,
+        "baselines": baselines,
         "points": points,
         // With --from-results: the command that trained the runs (`command` is the one
         // that rebuilt the analysis; `wall_s` stays the training's).
@@ -297,6 +349,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             wall_s,
             &curves,
             &efficiency,
+            &baselines,
             &what,
         )?,
     )?;
@@ -675,6 +728,7 @@ fn report_md(
     wall_s: f64,
     curves: &[Curve],
     eff: &serde_json::Value,
+    base: &Baselines,
     what: &str,
 ) -> Result<String> {
     let mut md = format!(
@@ -700,6 +754,41 @@ fn report_md(
         md.push_str(&format!(
             "| {} | 0 (random init) | {:.4} | |\n",
             c.objective, c.init_mutual_knn
+        ));
+    }
+    if let (Some(m), Some([lo, hi])) = (base.null_mean, base.null_range) {
+        md.push_str(&format!(
+            "| null (shuffled pairing) | every run | {m:.4} | [{lo:.4}, {hi:.4}] |\n"
+        ));
+    }
+    md.push_str(&format!(
+        "| TF-IDF (no training) | – | {:.4} | |\n\n",
+        base.tfidf_mutual_knn
+    ));
+    for c in curves {
+        let (best_i, best) = argmax(&c.mutual_knn);
+        let s = seed_stats(&c.seed_mutual_knn[best_i])?;
+        // "above" / "below": the whole seed range is.
+        let above = |v: f64| {
+            if s.min > v {
+                "above"
+            } else if s.max < v {
+                "below"
+            } else {
+                "not apart from"
+            }
+        };
+        md.push_str(&format!(
+            "{}: best {best:.4} (seeds [{:.4}, {:.4}]) at {:.0} samples: {} TF-IDF ({:.4}) \
+             and {} its random init ({:.4}).  \n",
+            c.objective,
+            s.min,
+            s.max,
+            c.samples[best_i],
+            above(base.tfidf_mutual_knn),
+            base.tfidf_mutual_knn,
+            above(c.init_mutual_knn),
+            c.init_mutual_knn,
         ));
     }
     md.push('\n');

@@ -178,7 +178,7 @@ fn train_and_score<B: AutodiffBackend>(
 /// The training-free baseline: TF-IDF ([`Tfidf`], fit on the training texts,
 /// `tfidf_features` terms) of the 1,000 class texts, scored as the encoders are but
 /// without the outlier clamp (the rows are sparse).
-fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScores> {
+pub(super) fn tfidf_scores(cfg: &ExperimentConfig, data: &VisionData) -> Result<VisionScores> {
     let texts: Vec<&str> = data
         .groups
         .iter()
