@@ -1,24 +1,34 @@
 //! The alignment metrics at scale (paper §5, PRH `metrics.py` on N far beyond WIT-1024):
-//! one pass over row blocks of every layer's kernels, so no `[n, n]` matrix is ever held.
+//! one pass over tiles of the upper triangle of every layer's kernels, so no `[n, n]`
+//! matrix is ever held.
 //!
-//! For each block of rows i0..i1 the Gram rows G[i, :] = x_i X^T of every layer are formed
-//! ([`crate::measure::knn::BLOCK_BYTES`] at a time) and reduced at once to what the metrics need:
-//! - the top-k neighbours of each row (and their similarities, which CKNNA reuses);
+//! For each tile of rows I = i0..i0+T against columns J = j0..j0+T with j0 >= i0, the Gram
+//! tile G[J, I] = X_J X_I^T of every layer is formed once (T <= 512, three `[T, T]` buffers
+//! per layer within [`crate::measure::knn::BLOCK_BYTES`]) and, since the kernels are
+//! symmetric, serves the rows of I and (through its transpose) those of J: half the
+//! products of a pass over whole Gram rows. Each tile is reduced at once to what the
+//! metrics need:
+//! - the top-k neighbours of each row (and their similarities, which CKNNA reuses), kept
+//!   as running lists: every row meets its columns in ascending order (the tiles of an
+//!   earlier row tile reach it first, through their transposes), so ties still go to the
+//!   lower index, exactly as with whole rows;
 //! - for the centred linear kernel K~ = H K H and the RBF kernel, the row sums, diagonal and
-//!   sum of squares of each kernel and the sums sum_ij K_ij L_ij over every layer pair.
+//!   sum of squares of each kernel and the sums sum_ij K_ij L_ij over every layer pair
+//!   (off-diagonal tiles counted twice).
 //!
 //! Those sums determine both HSICs of symmetric kernels exactly (see [`hsic_biased_sums`],
 //! [`hsic_unbiased_sums`]). Memory is O(L n d + L n k) plus the block; time is the same
 //! O(n^2 d) as the dense path. Centring the linear kernel entrywise,
 //! K~_ij = K_ij - r_i - r_j + m with r_i = x_i . xbar and m = xbar . xbar, keeps the sums free
 //! of the cancellation a raw-kernel expansion would suffer on anisotropic embeddings; the RBF
-//! kernel is shifted by a constant (its mean over the first block) for the same reason —
+//! kernel is shifted by a constant (its mean over the first tile) for the same reason —
 //! biased HSIC ignores constant shifts, and unbiased HSIC ignores both.
 
 use crate::linalg::Matrix;
-use crate::measure::knn::{Knn, gram_block_into, rows_per_block, top_k_row};
+use crate::measure::knn::{Knn, gram_block_into};
 use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
+use std::cmp::Ordering;
 
 /// The sums of one symmetric kernel K that, with a cross sum against another kernel,
 /// determine HSIC.
@@ -139,7 +149,8 @@ pub struct PassOptions {
     pub with_self: bool,
     /// RBF bandwidth sigma.
     pub rbf_sigma: f64,
-    /// Bytes of kernel rows held at once (both kernels of every layer together).
+    /// Bytes of tile buffers held at once (three `[T, T]` f64 buffers per layer; the
+    /// tile side T is the largest that fits, at most 512).
     pub block_bytes: usize,
     /// Also keep every layer's two kernels whole (2 L n^2 values).
     pub keep_dense: bool,
@@ -174,9 +185,15 @@ fn prep(x: &Matrix) -> Prep {
     }
 }
 
-/// One pass over row blocks of the kernels of every layer of A and B (see the module
-/// docs). Layers are preprocessed `[n, d]` matrices; all share n. Ticks phase
-/// `"kernels"` with the rows done after each block.
+/// The largest tile side: three `[T, T]` f64 buffers per layer (Gram, RBF, transposed
+/// Gram) of 2 MiB each stay within a core's L2 + the shared L3 while a tile is reduced.
+const TILE_MAX: usize = 512;
+
+/// One pass over the upper triangle of every layer's kernels, tile by tile (see the module
+/// docs): each Gram tile G[J, I] (J at or after I) is formed once and serves the rows of
+/// both I and J (the kernels are symmetric), so the pass does half the products of a
+/// row-block pass. Layers are preprocessed `[n, d]` matrices; all share n. Ticks phase
+/// `"kernels"` with the rows whose tiles are all done after each row tile.
 ///
 /// # Shapes
 /// `a`: La x `[n, da]`, `b`: Lb x `[n, db]` -> per layer `Knn [n, k]` and sums `[n]`,
@@ -209,33 +226,19 @@ pub fn kernel_pass(
     }
     let (k, s2, nl) = (opts.k, 2.0 * sigma * sigma, layers.len());
     let preps: Vec<Prep> = layers.iter().map(|x| prep(x)).collect();
-    // Two kernels per layer, n values per row of each.
-    let rows_cap = rows_per_block(2 * nl * n, opts.block_bytes).min(n);
-    let mut lin: Vec<Matrix> = (0..nl).map(|_| Matrix::zeros(n, rows_cap)).collect();
-    let mut rbf: Vec<Matrix> = (0..nl).map(|_| Matrix::zeros(n, rows_cap)).collect();
-    let mut out: Vec<LayerSums> = (0..nl)
-        .map(|_| LayerSums {
-            knn: Knn {
-                n,
-                k,
-                idx: Vec::with_capacity(n * k),
-            },
-            sims: Vec::with_capacity(n * k),
-            with_self: opts.with_self.then(|| {
-                let knn = Knn {
-                    n,
-                    k,
-                    idx: Vec::with_capacity(n * k),
-                };
-                (knn, Vec::with_capacity(n * k))
-            }),
-            tied_lists: 0,
+    let tile = tile_side(nl, opts.block_bytes).min(n);
+    let mut bufs: Vec<Buffers> = (0..nl).map(|_| Buffers::new(tile)).collect();
+    let mut states: Vec<LayerState> = (0..nl)
+        .map(|_| LayerState {
+            lists: Lists::new(n, k),
+            with_self: opts.with_self.then(|| Lists::new(n, k)),
             linear: KernelSums::zeros(n),
             rbf: KernelSums::zeros(n),
             dense: opts.keep_dense.then(|| DenseKernels {
                 linear: Matrix::zeros(n, n),
                 rbf: Matrix::zeros(n, n),
             }),
+            shift: None,
         })
         .collect();
     let mut cross = vec![
@@ -245,8 +248,6 @@ pub fn kernel_pass(
         };
         a.len() * b.len()
     ];
-    // The RBF shift: the mean of layer t's kernel over the first block.
-    let mut shift: Vec<Option<f64>> = vec![None; nl];
     // Threads: faer's global parallelism. Layers run as parallel tasks; each layer's Gram
     // product gets an equal share of the threads beyond one per layer.
     #[cfg(not(target_arch = "wasm32"))]
@@ -262,42 +263,71 @@ pub fn kernel_pass(
     };
     #[cfg(target_arch = "wasm32")]
     let gemm_par = faer::Par::Seq;
-    let ctx = BlockCtx { k, s2, n, gemm_par };
-    for i0 in (0..n).step_by(rows_cap) {
-        let rows = rows_cap.min(n - i0);
-        // Layers are independent within a block: one task each, on rayon's pool when
-        // faer's parallelism (`linalg::set_threads`) allows more than one thread. Each
-        // task owns its layer's buffers and sums, so the result does not depend on it.
-        let jobs = lin
-            .iter_mut()
-            .zip(rbf.iter_mut())
-            .zip(out.iter_mut())
-            .zip(shift.iter_mut())
-            .zip(layers.iter().zip(&preps));
-        let one = |((((lin, rbf), o), shift), (x, p)): LayerJob<'_>| {
-            layer_block(&ctx, x, p, i0, rows, lin, rbf, o, shift)
-        };
-        for_each_maybe_par(jobs, parallel, one);
-        let (lin, rbf) = (&lin, &rbf);
-        let pair_sums = |(ia, pair): (usize, &mut [PairSums])| {
-            for (jb, s) in pair.iter_mut().enumerate() {
-                let tb = a.len() + jb;
-                for r in 0..rows {
-                    s.linear += dot(lin[ia].col_as_slice(r), lin[tb].col_as_slice(r));
-                    s.rbf += dot(rbf[ia].col_as_slice(r), rbf[tb].col_as_slice(r));
+    let ctx = TileCtx { s2, gemm_par };
+    for i0 in (0..n).step_by(tile) {
+        let ri = tile.min(n - i0);
+        for j0 in (i0..n).step_by(tile) {
+            let t = Tile {
+                i0,
+                ri,
+                j0,
+                rj: tile.min(n - j0),
+            };
+            // Layers are independent within a tile: one task each, on rayon's pool when
+            // faer's parallelism (`linalg::set_threads`) allows more than one thread. Each
+            // task owns its layer's buffers and state, so the result does not depend on it.
+            let jobs = bufs
+                .iter_mut()
+                .zip(states.iter_mut())
+                .zip(layers.iter().zip(&preps));
+            let one =
+                |((buf, st), (x, p)): ((&mut Buffers, &mut LayerState), (&&Matrix, &Prep))| {
+                    layer_tile(&ctx, x, p, &t, buf, st)
+                };
+            for_each_maybe_par(jobs, parallel, one);
+            // Off-diagonal tiles stand for themselves and their transposes.
+            let w = if i0 == j0 { 1.0 } else { 2.0 };
+            let bufs = &bufs;
+            let pair_sums = |(ia, pair): (usize, &mut [PairSums])| {
+                for (jb, s) in pair.iter_mut().enumerate() {
+                    let (x, y) = (&bufs[ia], &bufs[a.len() + jb]);
+                    let (mut lin, mut rbf) = (0.0, 0.0);
+                    for r in 0..t.ri {
+                        lin += dot(
+                            &x.lin.col_as_slice(r)[..t.rj],
+                            &y.lin.col_as_slice(r)[..t.rj],
+                        );
+                        rbf += dot(
+                            &x.rbf.col_as_slice(r)[..t.rj],
+                            &y.rbf.col_as_slice(r)[..t.rj],
+                        );
+                    }
+                    s.linear += w * lin;
+                    s.rbf += w * rbf;
                 }
-            }
-        };
-        let pairs = cross.chunks_mut(b.len()).enumerate();
-        for_each_maybe_par(pairs, parallel, pair_sums);
-        tick(on_tick, "kernels", i0 + rows, n);
+            };
+            let pairs = cross.chunks_mut(b.len()).enumerate();
+            for_each_maybe_par(pairs, parallel, pair_sums);
+        }
+        tick(on_tick, "kernels", i0 + ri, n);
     }
+    let mut out: Vec<LayerSums> = states.into_iter().map(|st| st.finish(tile)).collect();
     let b_out = out.split_off(a.len());
     Ok(KernelPass {
         a: out,
         b: b_out,
         cross,
     })
+}
+
+/// The tile side for `nl` layers within `block_bytes`: three `[T, T]` f64 buffers per
+/// layer, at most [`TILE_MAX`], at least 1.
+fn tile_side(nl: usize, block_bytes: usize) -> usize {
+    let per_value = 8 * 3 * nl.max(1);
+    ((block_bytes / per_value) as f64)
+        .sqrt()
+        .floor()
+        .clamp(1.0, TILE_MAX as f64) as usize
 }
 
 impl KernelSums {
@@ -377,121 +407,351 @@ where
     items.for_each(f);
 }
 
-/// One layer's buffers and sums in a block, and its inputs.
-type LayerJob<'a> = (
-    (
-        ((&'a mut Matrix, &'a mut Matrix), &'a mut LayerSums),
-        &'a mut Option<f64>,
-    ),
-    (&'a &'a Matrix, &'a Prep),
-);
+/// Rows i0..i0+ri against columns j0..j0+rj of the kernels (j0 >= i0).
+struct Tile {
+    i0: usize,
+    ri: usize,
+    j0: usize,
+    rj: usize,
+}
 
-/// What every layer's share of a block needs besides its own buffers.
-struct BlockCtx {
-    k: usize,
+/// What every layer's share of a tile needs besides its own buffers.
+struct TileCtx {
     /// 2 sigma^2 of the RBF kernel.
     s2: f64,
-    n: usize,
     /// Threads of each Gram product.
     gemm_par: faer::Par,
 }
 
-/// One layer's share of the block of rows `i0..i0 + rows`: its Gram rows into `lin`
-/// (column r is row i0 + r), their top-k lists and ties into `o`, the RBF rows into
-/// `rbf`, then both kernels' rows centred / shifted and summed into `o` (the cross sums
-/// between layers are the caller's).
-///
-/// # Shapes
-/// `x [n, d]`, `lin`, `rbf` `[n, >= rows]`
-#[allow(clippy::too_many_arguments)]
-fn layer_block(
-    ctx: &BlockCtx,
-    x: &Matrix,
-    p: &Prep,
-    i0: usize,
-    rows: usize,
-    lin: &mut Matrix,
-    rbf: &mut Matrix,
-    o: &mut LayerSums,
-    shift: &mut Option<f64>,
-) {
-    let (k, s2, n) = (ctx.k, ctx.s2, ctx.n);
-    // (n, rows): column r is Gram row i0 + r.
-    gram_block_into(
-        lin.as_mut().subcols_mut(0, rows),
-        x.as_ref(),
-        x.subrows(i0, rows),
-        ctx.gemm_par,
-    );
-    for r in 0..rows {
-        let i = i0 + r;
-        let g = lin.col_as_slice(r);
-        top_k_row(g, k, Some(i), &mut o.knn.idx, &mut o.sims);
-        // Tied at the boundary: more values (j != i) equal the k-th similarity
-        // than the list holds.
-        let kth = o.sims[o.sims.len() - 1];
-        let in_list = o.sims[o.sims.len() - k..]
-            .iter()
-            .filter(|&&v| v == kth)
-            .count();
-        let equal = g
-            .iter()
-            .enumerate()
-            .filter(|&(j, &v)| j != i && v == kth)
-            .count();
-        if equal > in_list {
-            o.tied_lists += 1;
-        }
-        if let Some((knn, sims)) = &mut o.with_self {
-            top_k_row(g, k, None, &mut knn.idx, sims);
-        }
-        let (gi, ri) = (p.sq[i], p.r[i]);
-        let col = rbf.col_as_slice_mut(r);
-        for ((v, &gij), &gj) in col.iter_mut().zip(g).zip(&p.sq) {
-            *v = (-(gi + gj - 2.0 * gij).max(0.0) / s2).exp();
-        }
-        let g = lin.col_as_slice_mut(r);
-        for (v, &rj) in g.iter_mut().zip(&p.r) {
-            *v = *v - ri - rj + p.m;
-        }
-    }
-    let c = *shift.get_or_insert_with(|| {
-        let total: f64 = (0..rows)
-            .map(|r| rbf.col_as_slice(r).iter().sum::<f64>())
-            .sum();
-        total / (rows * n) as f64
-    });
-    for r in 0..rows {
-        let i = i0 + r;
-        let col = rbf.col_as_slice_mut(r);
-        col.iter_mut().for_each(|v| *v -= c);
-        accumulate(&mut o.rbf, i, col);
-        accumulate(&mut o.linear, i, lin.col_as_slice(r));
-        if let Some(dk) = &mut o.dense {
-            // Column i is kernel row i (the kernels are symmetric).
-            dk.rbf.col_as_slice_mut(i).copy_from_slice(col);
-            dk.linear
-                .col_as_slice_mut(i)
-                .copy_from_slice(lin.col_as_slice(r));
+/// One layer's tile buffers, `[T, T]` each: column r holds row i0 + r's entries over J.
+struct Buffers {
+    /// The Gram tile, then the centred linear kernel's.
+    lin: Matrix,
+    /// The shifted RBF kernel's tile.
+    rbf: Matrix,
+    /// The Gram tile transposed (column c: row j0 + c over I), for J's lists.
+    tr: Matrix,
+}
+
+impl Buffers {
+    fn new(t: usize) -> Self {
+        Buffers {
+            lin: Matrix::zeros(t, t),
+            rbf: Matrix::zeros(t, t),
+            tr: Matrix::zeros(t, t),
         }
     }
 }
 
-/// Adds row i of a kernel to its sums.
-fn accumulate(s: &mut KernelSums, i: usize, row: &[f64]) {
-    s.rows[i] = row.iter().sum();
-    s.diag[i] = row[i];
-    s.sq += dot(row, row);
+/// Every row's top-k over the columns offered so far, which arrive in ascending column
+/// order (so an equal value never displaces an earlier index: ties go to the lower index,
+/// as [`crate::measure::knn`]'s lists do), and per row the count of columns outside the
+/// list whose value equals the k-th (a tie at the boundary).
+struct Lists {
+    k: usize,
+    /// Flat `[n, k]` indices and values, best first.
+    idx: Vec<usize>,
+    vals: Vec<f64>,
+    /// Entries filled per row (k once k columns were offered).
+    filled: Vec<usize>,
+    /// Columns outside the full list equal to its k-th value.
+    eq_out: Vec<usize>,
+}
+
+impl Lists {
+    fn new(n: usize, k: usize) -> Self {
+        Lists {
+            k,
+            idx: vec![0; n * k],
+            vals: vec![f64::NEG_INFINITY; n * k],
+            filled: vec![0; n],
+            eq_out: vec![0; n],
+        }
+    }
+
+    /// Offers row `i` the columns `j0 + c` with values `vals[c]`, skipping column `skip`.
+    /// The scan compares each value with the row's k-th only; the rare candidates are
+    /// inserted.
+    fn scan(&mut self, i: usize, vals: &[f64], j0: usize, skip: Option<usize>) {
+        let k = self.k;
+        let mut kth = if self.filled[i] == k {
+            self.vals[i * k + k - 1]
+        } else {
+            f64::NAN
+        };
+        for (c, &v) in vals.iter().enumerate() {
+            // `kth` is NaN while the list is not full: every column is a candidate then.
+            if v < kth {
+                continue;
+            }
+            let j = j0 + c;
+            if Some(j) == skip {
+                continue;
+            }
+            self.offer(i, j, v);
+            if self.filled[i] == k {
+                kth = self.vals[i * k + k - 1];
+            }
+        }
+    }
+
+    /// Offers column j with value v to row i's list.
+    fn offer(&mut self, i: usize, j: usize, v: f64) {
+        let k = self.k;
+        let f = self.filled[i];
+        let (bi, bv) = (
+            &mut self.idx[i * k..(i + 1) * k],
+            &mut self.vals[i * k..(i + 1) * k],
+        );
+        if f == k {
+            match v.total_cmp(&bv[k - 1]) {
+                Ordering::Less => return,
+                Ordering::Equal => {
+                    self.eq_out[i] += 1;
+                    return;
+                }
+                Ordering::Greater => {}
+            }
+        }
+        // First slot holding a strictly smaller value: equal values stay ahead (lower index).
+        let pos = bv[..f]
+            .iter()
+            .position(|w| w.total_cmp(&v) == Ordering::Less)
+            .unwrap_or(f);
+        let evicted = bv[k - 1];
+        let end = f.min(k - 1);
+        bi.copy_within(pos..end, pos + 1);
+        bv.copy_within(pos..end, pos + 1);
+        bi[pos] = j;
+        bv[pos] = v;
+        if f < k {
+            self.filled[i] = f + 1;
+        } else if bv[k - 1].total_cmp(&evicted) == Ordering::Equal {
+            // The evicted column left the list at the (unchanged) k-th value.
+            self.eq_out[i] += 1;
+        } else {
+            // The k-th rose above every column outside the list.
+            self.eq_out[i] = 0;
+        }
+    }
+}
+
+/// One layer's state through the pass.
+struct LayerState {
+    lists: Lists,
+    with_self: Option<Lists>,
+    linear: KernelSums,
+    rbf: KernelSums,
+    dense: Option<DenseKernels>,
+    /// The RBF shift: the mean of the layer's kernel over the first tile.
+    shift: Option<f64>,
+}
+
+impl LayerState {
+    /// What the pass keeps (the dense kernels' lower triangle mirrored from the upper one
+    /// the tiles wrote).
+    fn finish(self, tile: usize) -> LayerSums {
+        let n = self.linear.rows.len();
+        let k = self.lists.k;
+        let knn = |l: &Lists| Knn {
+            n,
+            k,
+            idx: l.idx.clone(),
+        };
+        let mut dense = self.dense;
+        if let Some(dk) = &mut dense {
+            // Column i holds rows from its tile's start on; the rows above come from the
+            // columns j < that start, whose tiles wrote row i.
+            for m in [&mut dk.linear, &mut dk.rbf] {
+                for i in 0..n {
+                    for j in 0..(i / tile) * tile {
+                        let v = m[(i, j)];
+                        m[(j, i)] = v;
+                    }
+                }
+            }
+        }
+        LayerSums {
+            knn: knn(&self.lists),
+            tied_lists: self.lists.eq_out.iter().filter(|&&c| c > 0).count(),
+            with_self: self.with_self.map(|l| (knn(&l), l.vals)),
+            sims: self.lists.vals,
+            linear: self.linear,
+            rbf: self.rbf,
+            dense,
+        }
+    }
+}
+
+/// One layer's share of a tile: the Gram tile G[J, I] into `buf.lin` (column r is row
+/// i0 + r over J), offered to the lists of the rows of I and, off the diagonal, through
+/// its transpose to those of J; then the RBF tile, both kernels centred / shifted, and
+/// their sums over the tile and (off the diagonal) its transpose (the cross sums between
+/// layers are the caller's).
+///
+/// # Shapes
+/// `x [n, d]`, buffers `[T, T]` with T >= ri, rj
+fn layer_tile(
+    ctx: &TileCtx,
+    x: &Matrix,
+    p: &Prep,
+    t: &Tile,
+    buf: &mut Buffers,
+    st: &mut LayerState,
+) {
+    let (i0, ri, j0, rj) = (t.i0, t.ri, t.j0, t.rj);
+    let diagonal = i0 == j0;
+    gram_block_into(
+        buf.lin.as_mut().submatrix_mut(0, 0, rj, ri),
+        x.subrows(j0, rj),
+        x.subrows(i0, ri),
+        ctx.gemm_par,
+    );
+    for r in 0..ri {
+        let i = i0 + r;
+        let g = &buf.lin.col_as_slice(r)[..rj];
+        st.lists.scan(i, g, j0, Some(i));
+        if let Some(ws) = &mut st.with_self {
+            ws.scan(i, g, j0, None);
+        }
+    }
+    if !diagonal {
+        buf.tr
+            .as_mut()
+            .submatrix_mut(0, 0, ri, rj)
+            .copy_from(buf.lin.as_ref().submatrix(0, 0, rj, ri).transpose());
+        for c in 0..rj {
+            let g = &buf.tr.col_as_slice(c)[..ri];
+            st.lists.scan(j0 + c, g, i0, None);
+            if let Some(ws) = &mut st.with_self {
+                ws.scan(j0 + c, g, i0, None);
+            }
+        }
+    }
+    let s2 = ctx.s2;
+    for r in 0..ri {
+        let i = i0 + r;
+        let (gi, ri_) = (p.sq[i], p.r[i]);
+        let (sq_j, r_j) = (&p.sq[j0..j0 + rj], &p.r[j0..j0 + rj]);
+        let g = &buf.lin.col_as_slice(r)[..rj];
+        let col = &mut buf.rbf.col_as_slice_mut(r)[..rj];
+        for ((v, &gij), &gj) in col.iter_mut().zip(g).zip(sq_j) {
+            *v = (-(gi + gj - 2.0 * gij).max(0.0) / s2).exp();
+        }
+        let g = &mut buf.lin.col_as_slice_mut(r)[..rj];
+        for (v, &rj_) in g.iter_mut().zip(r_j) {
+            *v = *v - ri_ - rj_ + p.m;
+        }
+    }
+    let c = *st.shift.get_or_insert_with(|| {
+        let total: f64 = (0..ri)
+            .map(|r| buf.rbf.col_as_slice(r)[..rj].iter().sum::<f64>())
+            .sum();
+        total / (ri * rj) as f64
+    });
+    for r in 0..ri {
+        buf.rbf.col_as_slice_mut(r)[..rj]
+            .iter_mut()
+            .for_each(|v| *v -= c);
+    }
+    for (m, sums) in [(&buf.lin, &mut st.linear), (&buf.rbf, &mut st.rbf)] {
+        accumulate_tile(sums, m, t);
+    }
+    if let Some(dk) = &mut st.dense {
+        // Column i gets rows J; the lower triangle is mirrored at the end.
+        for r in 0..ri {
+            let i = i0 + r;
+            dk.linear.col_as_slice_mut(i)[j0..j0 + rj]
+                .copy_from_slice(&buf.lin.col_as_slice(r)[..rj]);
+            dk.rbf.col_as_slice_mut(i)[j0..j0 + rj].copy_from_slice(&buf.rbf.col_as_slice(r)[..rj]);
+        }
+    }
+}
+
+/// Adds a kernel tile (column r: row i0 + r over J) to its sums: row sums of I, and off
+/// the diagonal those of J (the transpose's rows) and the squares twice; the diagonal
+/// entries from a diagonal tile.
+fn accumulate_tile(s: &mut KernelSums, m: &Matrix, t: &Tile) {
+    let diagonal = t.i0 == t.j0;
+    let mut sq = 0.0;
+    for r in 0..t.ri {
+        let i = t.i0 + r;
+        let col = &m.col_as_slice(r)[..t.rj];
+        s.rows[i] += col.iter().sum::<f64>();
+        sq += dot(col, col);
+        if diagonal {
+            s.diag[i] = col[r];
+        } else {
+            for (acc, &v) in s.rows[t.j0..t.j0 + t.rj].iter_mut().zip(col) {
+                *acc += v;
+            }
+        }
+    }
+    s.sq += if diagonal { sq } else { 2.0 * sq };
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::measure::knn::top_k_row;
     use rand::{Rng, SeedableRng};
 
     fn random(n: usize, d: usize, seed: u64) -> Matrix {
         let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         Matrix::from_fn(n, d, |_, _| r.random::<f64>() - 0.5)
+    }
+
+    /// The tiles' streaming lists equal the lists of whole Gram rows (ties to the lower
+    /// index, the diagonal skipped or allowed) and count the same tied rows, on 0/1
+    /// features where most similarities tie, across tiles of 7 rows (61 = 8 * 7 + 5).
+    #[test]
+    fn tiled_lists_equal_whole_row_lists_with_ties() {
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let x = Matrix::from_fn(61, 3, |_, _| f64::from(r.random_range(0..2u8)));
+        let y = random(61, 4, 10);
+        let k = 5;
+        let opts = PassOptions {
+            k,
+            with_self: true,
+            rbf_sigma: 1.0,
+            // Three [T, T] buffers per layer, two layers: T = 7.
+            block_bytes: 8 * 3 * 2 * 7 * 7,
+            keep_dense: true,
+        };
+        assert_eq!(tile_side(2, opts.block_bytes), 7);
+        let pass = kernel_pass(std::slice::from_ref(&x), &[y], &opts, &mut |_| {}).unwrap();
+        let got = &pass.a[0];
+        let g = &x * x.transpose();
+        let (mut idx, mut vals, mut idx_s, mut vals_s, mut tied) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), 0);
+        for i in 0..61 {
+            let row: Vec<f64> = (0..61).map(|j| g[(i, j)]).collect();
+            top_k_row(&row, k, Some(i), &mut idx, &mut vals);
+            top_k_row(&row, k, None, &mut idx_s, &mut vals_s);
+            let kth = vals[vals.len() - 1];
+            let in_list = vals[vals.len() - k..].iter().filter(|&&v| v == kth).count();
+            let equal = (0..61).filter(|&j| j != i && row[j] == kth).count();
+            tied += usize::from(equal > in_list);
+        }
+        assert_eq!(got.knn.idx, idx);
+        assert_eq!(got.sims, vals);
+        let (ws, ws_vals) = got.with_self.as_ref().unwrap();
+        assert_eq!((&ws.idx, ws_vals), (&idx_s, &vals_s));
+        assert!(tied > 10, "the features should tie often: {tied}");
+        assert_eq!(got.tied_lists, tied);
+        // The dense kernels are whole (upper tiles mirrored) and symmetric; within a
+        // diagonal tile both entries are computed, in different rounding orders.
+        let dk = got.dense.as_ref().unwrap();
+        for m in [&dk.linear, &dk.rbf] {
+            for i in 0..61 {
+                for j in 0..61 {
+                    assert!((m[(i, j)] - m[(j, i)]).abs() < 1e-12, "({i}, {j})");
+                }
+            }
+        }
+        // Centred linear kernel entries are G_ij - r_i - r_j + m.
+        let p = prep(&x);
+        assert!((dk.linear[(3, 40)] - (g[(3, 40)] - p.r[3] - p.r[40] + p.m)).abs() < 1e-12);
     }
 
     /// The pass on one thread and on rayon's pool (layers as parallel tasks) agree bit
@@ -506,8 +766,9 @@ mod tests {
             k: 6,
             with_self: true,
             rbf_sigma: 0.8,
-            // 2 kernels x 3 layers x 203 values x 8 bytes x 17 rows: 12 blocks.
-            block_bytes: 2 * 3 * 203 * 8 * 17,
+            // Three [T, T] buffers x 3 layers x 8 bytes, T = 20: 11 x 11 tiles, 66 of them
+            // in the upper triangle.
+            block_bytes: 3 * 3 * 8 * 20 * 20,
             keep_dense: false,
         };
         let before = faer::get_global_parallelism();

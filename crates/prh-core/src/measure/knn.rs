@@ -55,8 +55,9 @@ impl Knn {
 }
 
 /// Bytes of similarity values the blockwise routines hold at once (64 MiB): large enough
-/// for efficient matrix products (at N = 100k one block is still ~80 rows), small next to
-/// the feature matrices themselves once N is in the tens of thousands.
+/// for efficient matrix products (at N = 100k a block of whole rows is still ~80 rows; the
+/// kernel pass's tiles are capped at 512 x 512 anyway), small next to the feature matrices
+/// themselves once N is in the tens of thousands.
 pub const BLOCK_BYTES: usize = 64 << 20;
 
 /// Rows per block: the most rows of `values_per_row` f64 values that fit in `budget` bytes,

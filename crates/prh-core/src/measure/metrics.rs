@@ -39,7 +39,7 @@ pub struct MetricOptions {
     pub cknna_unbiased: bool,
     /// Outlier clamp and row normalisation.
     pub preprocess: Preprocess,
-    /// Bytes of kernel rows held at once by the blockwise pass (memory stays
+    /// Bytes of kernel tiles held at once by the blockwise pass (memory stays
     /// O(N D + N k) plus this; see [`crate::measure::gram_blocks`]).
     pub block_bytes: usize,
     /// SVD directions per side for SVCCA (PRH: 10).
