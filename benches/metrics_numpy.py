@@ -5,6 +5,7 @@ the very arrays the Rust side timed, read from .npy files.
     python3 benches/metrics_numpy.py --repeats 3 metrics a768.npy b768.npy
     python3 benches/metrics_numpy.py --repeats 3 procrustes a30k.npy b30k.npy
     python3 benches/metrics_numpy.py --repeats 1 knn a100k.npy b100k.npy
+    python3 benches/metrics_numpy.py --repeats 1 --blocks 4 gemm a200k.npy b200k.npy
 
 `metrics`: the full PRH metric run (clamp at the 0.95 quantile of |x|, row L2
 normalisation, Gram matrices, top-k with the diagonal excluded, mutual/cycle/LCS k-NN,
@@ -14,7 +15,10 @@ A^T B and the residual ||A Q - B||_F. `knn`: exact k-NN search at large N, the w
 writes it in numpy without faiss: per side, rows in blocks of 2,048, the block's Gram rows
 X_b X^T, the diagonal excluded, argpartition + sort for the top 10, then mutual 10-NN; it
 also reports `gemm_s`, the time of the Gram products alone (the GEMM bound of any exact
-k-NN). Inputs are float32 files computed on in float64.
+k-NN). `gemm`: where the whole `knn` run would take too long (N = 200,000: an hour),
+`--blocks` evenly spaced 2,048-row blocks per side are timed and `gemm_s` extrapolated to
+all blocks (time per row x N per side), with the f64 matmul peak of the machine (best of
+3 square 2,048 products) beside it. Inputs are float32 files computed on in float64.
 
 Prints one JSON object: numpy version, BLAS name, median wall time (s) and the values, so
 the caller can check both implementations agree. Threads: whatever the caller put in
@@ -134,6 +138,39 @@ def knn_blocked(a_raw, b_raw, k=10):
     return {"mutual_knn": hits / (n * k), "gemm_s": gemm_s}
 
 
+def gemm_sampled(a_raw, b_raw, blocks=4):
+    per_row = []
+    for raw in (a_raw, b_raw):
+        x = prep(raw)
+        n = x.shape[0]
+        starts = np.linspace(0, max(n - KNN_BLOCK, 0), blocks).astype(int)
+        t, rows = 0.0, 0
+        for i0 in starts:
+            i1 = min(n, i0 + KNN_BLOCK)
+            t0 = time.perf_counter()
+            g = x[i0:i1] @ x.T
+            t += time.perf_counter() - t0
+            rows += i1 - i0
+            del g
+        per_row.append((t / rows, n, x.shape[1]))
+    gemm_s = sum(r * n for r, n, _ in per_row)
+    flops = sum(2.0 * n * n * d for _, n, d in per_row)
+    m = np.random.default_rng(0).standard_normal((2048, 2048))
+    best = min(_timed(lambda: m @ m) for _ in range(3))
+    return {
+        "gemm_s": gemm_s,
+        "gemm_gflops": flops / gemm_s / 1e9,
+        "blocks_timed_per_side": int(blocks),
+        "peak_gflops_f64": 2.0 * 2048**3 / best / 1e9,
+    }
+
+
+def _timed(f):
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
 def procrustes(a, b):
     u, _, vt = np.linalg.svd(a.T @ b, full_matrices=False)
     q = u @ vt
@@ -143,7 +180,8 @@ def procrustes(a, b):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="timed runs (median reported)")
-    ap.add_argument("kind", choices=["metrics", "procrustes", "knn"])
+    ap.add_argument("--blocks", type=int, default=4, help="`gemm`: blocks timed per side")
+    ap.add_argument("kind", choices=["metrics", "procrustes", "knn", "gemm"])
     ap.add_argument("a")
     ap.add_argument("b")
     args = ap.parse_args()
@@ -152,9 +190,10 @@ def main() -> None:
     b = np.load(args.b).astype(np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
         sys.exit(f"expected two [N, D] arrays with one N, got {a.shape} and {b.shape}")
-    fn = {"metrics": metrics, "procrustes": procrustes, "knn": knn_blocked}[args.kind]
-    # Warm-up, as on the Rust side (not for `knn`: minutes of work at N = 10^5 need none).
-    values = fn(a, b) if args.kind != "knn" else None
+    fn = {"metrics": metrics, "procrustes": procrustes, "knn": knn_blocked,
+          "gemm": lambda a, b: gemm_sampled(a, b, args.blocks)}[args.kind]
+    # Warm-up, as on the Rust side (not for `knn` / `gemm`: minutes of work at large N).
+    values = fn(a, b) if args.kind not in ("knn", "gemm") else None
     times = []
     for _ in range(max(args.repeats, 1)):
         t0 = time.perf_counter()

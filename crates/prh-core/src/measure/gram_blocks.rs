@@ -193,7 +193,9 @@ const TILE_MAX: usize = 512;
 /// docs): each Gram tile G[J, I] (J at or after I) is formed once and serves the rows of
 /// both I and J (the kernels are symmetric), so the pass does half the products of a
 /// row-block pass. Layers are preprocessed `[n, d]` matrices; all share n. Ticks phase
-/// `"kernels"` with the rows whose tiles are all done after each row tile.
+/// `"kernels"` after each tile, counting tiles (nt (nt + 1) / 2 of them for nt tiles a
+/// side): the first row tile spans the whole triangle's width and the last one tile, so
+/// rows would make a bar's rate and ETA wrong by up to 2x.
 ///
 /// # Shapes
 /// `a`: La x `[n, da]`, `b`: Lb x `[n, db]` -> per layer `Knn [n, k]` and sums `[n]`,
@@ -264,6 +266,8 @@ pub fn kernel_pass(
     #[cfg(target_arch = "wasm32")]
     let gemm_par = faer::Par::Seq;
     let ctx = TileCtx { s2, gemm_par };
+    let sides = n.div_ceil(tile);
+    let (mut done, tiles) = (0, sides * (sides + 1) / 2);
     for i0 in (0..n).step_by(tile) {
         let ri = tile.min(n - i0);
         for j0 in (i0..n).step_by(tile) {
@@ -308,8 +312,9 @@ pub fn kernel_pass(
             };
             let pairs = cross.chunks_mut(b.len()).enumerate();
             for_each_maybe_par(pairs, parallel, pair_sums);
+            done += 1;
+            tick(on_tick, "kernels", done, tiles);
         }
-        tick(on_tick, "kernels", i0 + ri, n);
     }
     let mut out: Vec<LayerSums> = states.into_iter().map(|st| st.finish(tile)).collect();
     let b_out = out.split_off(a.len());
