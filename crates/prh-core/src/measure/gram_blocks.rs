@@ -25,10 +25,9 @@
 //! biased HSIC ignores constant shifts, and unbiased HSIC ignores both.
 
 use crate::linalg::Matrix;
-use crate::measure::knn::{Knn, gram_block_into};
+use crate::measure::knn::{Knn, Lists, Tile, gram_block_into, offer_tile, tile_side, upper_tiles};
 use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
-use std::cmp::Ordering;
 
 /// The sums of one symmetric kernel K that, with a cross sum against another kernel,
 /// determine HSIC.
@@ -185,10 +184,6 @@ fn prep(x: &Matrix) -> Prep {
     }
 }
 
-/// The largest tile side: three `[T, T]` f64 buffers per layer (Gram, RBF, transposed
-/// Gram) of 2 MiB each stay within a core's L2 + the shared L3 while a tile is reduced.
-const TILE_MAX: usize = 512;
-
 /// One pass over the upper triangle of every layer's kernels, tile by tile (see the module
 /// docs): each Gram tile G[J, I] (J at or after I) is formed once and serves the rows of
 /// both I and J (the kernels are symmetric), so the pass does half the products of a
@@ -228,12 +223,13 @@ pub fn kernel_pass(
     }
     let (k, s2, nl) = (opts.k, 2.0 * sigma * sigma, layers.len());
     let preps: Vec<Prep> = layers.iter().map(|x| prep(x)).collect();
-    let tile = tile_side(nl, opts.block_bytes).min(n);
+    // Three [T, T] buffers per layer (Gram, RBF, transposed Gram).
+    let tile = tile_side(3 * nl, opts.block_bytes).min(n);
     let mut bufs: Vec<Buffers> = (0..nl).map(|_| Buffers::new(tile)).collect();
     let mut states: Vec<LayerState> = (0..nl)
         .map(|_| LayerState {
-            lists: Lists::new(n, k),
-            with_self: opts.with_self.then(|| Lists::new(n, k)),
+            lists: Lists::new(n, k, true),
+            with_self: opts.with_self.then(|| Lists::new(n, k, false)),
             linear: KernelSums::zeros(n),
             rbf: KernelSums::zeros(n),
             dense: opts.keep_dense.then(|| DenseKernels {
@@ -268,53 +264,44 @@ pub fn kernel_pass(
     let ctx = TileCtx { s2, gemm_par };
     let sides = n.div_ceil(tile);
     let (mut done, tiles) = (0, sides * (sides + 1) / 2);
-    for i0 in (0..n).step_by(tile) {
-        let ri = tile.min(n - i0);
-        for j0 in (i0..n).step_by(tile) {
-            let t = Tile {
-                i0,
-                ri,
-                j0,
-                rj: tile.min(n - j0),
-            };
-            // Layers are independent within a tile: one task each, on rayon's pool when
-            // faer's parallelism (`linalg::set_threads`) allows more than one thread. Each
-            // task owns its layer's buffers and state, so the result does not depend on it.
-            let jobs = bufs
-                .iter_mut()
-                .zip(states.iter_mut())
-                .zip(layers.iter().zip(&preps));
-            let one =
-                |((buf, st), (x, p)): ((&mut Buffers, &mut LayerState), (&&Matrix, &Prep))| {
-                    layer_tile(&ctx, x, p, &t, buf, st)
-                };
-            for_each_maybe_par(jobs, parallel, one);
-            // Off-diagonal tiles stand for themselves and their transposes.
-            let w = if i0 == j0 { 1.0 } else { 2.0 };
-            let bufs = &bufs;
-            let pair_sums = |(ia, pair): (usize, &mut [PairSums])| {
-                for (jb, s) in pair.iter_mut().enumerate() {
-                    let (x, y) = (&bufs[ia], &bufs[a.len() + jb]);
-                    let (mut lin, mut rbf) = (0.0, 0.0);
-                    for r in 0..t.ri {
-                        lin += dot(
-                            &x.lin.col_as_slice(r)[..t.rj],
-                            &y.lin.col_as_slice(r)[..t.rj],
-                        );
-                        rbf += dot(
-                            &x.rbf.col_as_slice(r)[..t.rj],
-                            &y.rbf.col_as_slice(r)[..t.rj],
-                        );
-                    }
-                    s.linear += w * lin;
-                    s.rbf += w * rbf;
+    // Row tile by row tile, each against itself and the column tiles after it.
+    for t in upper_tiles(n, tile) {
+        // Layers are independent within a tile: one task each, on rayon's pool when
+        // faer's parallelism (`linalg::set_threads`) allows more than one thread. Each
+        // task owns its layer's buffers and state, so the result does not depend on it.
+        let jobs = bufs
+            .iter_mut()
+            .zip(states.iter_mut())
+            .zip(layers.iter().zip(&preps));
+        let one = |((buf, st), (x, p)): ((&mut Buffers, &mut LayerState), (&&Matrix, &Prep))| {
+            layer_tile(&ctx, x, p, &t, buf, st)
+        };
+        for_each_maybe_par(jobs, parallel, one);
+        // Off-diagonal tiles stand for themselves and their transposes.
+        let w = if t.i0 == t.j0 { 1.0 } else { 2.0 };
+        let bufs = &bufs;
+        let pair_sums = |(ia, pair): (usize, &mut [PairSums])| {
+            for (jb, s) in pair.iter_mut().enumerate() {
+                let (x, y) = (&bufs[ia], &bufs[a.len() + jb]);
+                let (mut lin, mut rbf) = (0.0, 0.0);
+                for r in 0..t.ri {
+                    lin += dot(
+                        &x.lin.col_as_slice(r)[..t.rj],
+                        &y.lin.col_as_slice(r)[..t.rj],
+                    );
+                    rbf += dot(
+                        &x.rbf.col_as_slice(r)[..t.rj],
+                        &y.rbf.col_as_slice(r)[..t.rj],
+                    );
                 }
-            };
-            let pairs = cross.chunks_mut(b.len()).enumerate();
-            for_each_maybe_par(pairs, parallel, pair_sums);
-            done += 1;
-            tick(on_tick, "kernels", done, tiles);
-        }
+                s.linear += w * lin;
+                s.rbf += w * rbf;
+            }
+        };
+        let pairs = cross.chunks_mut(b.len()).enumerate();
+        for_each_maybe_par(pairs, parallel, pair_sums);
+        done += 1;
+        tick(on_tick, "kernels", done, tiles);
     }
     let mut out: Vec<LayerSums> = states.into_iter().map(|st| st.finish(tile)).collect();
     let b_out = out.split_off(a.len());
@@ -323,16 +310,6 @@ pub fn kernel_pass(
         b: b_out,
         cross,
     })
-}
-
-/// The tile side for `nl` layers within `block_bytes`: three `[T, T]` f64 buffers per
-/// layer, at most [`TILE_MAX`], at least 1.
-fn tile_side(nl: usize, block_bytes: usize) -> usize {
-    let per_value = 8 * 3 * nl.max(1);
-    ((block_bytes / per_value) as f64)
-        .sqrt()
-        .floor()
-        .clamp(1.0, TILE_MAX as f64) as usize
 }
 
 impl KernelSums {
@@ -412,14 +389,6 @@ where
     items.for_each(f);
 }
 
-/// Rows i0..i0+ri against columns j0..j0+rj of the kernels (j0 >= i0).
-struct Tile {
-    i0: usize,
-    ri: usize,
-    j0: usize,
-    rj: usize,
-}
-
 /// What every layer's share of a tile needs besides its own buffers.
 struct TileCtx {
     /// 2 sigma^2 of the RBF kernel.
@@ -444,99 +413,6 @@ impl Buffers {
             lin: Matrix::zeros(t, t),
             rbf: Matrix::zeros(t, t),
             tr: Matrix::zeros(t, t),
-        }
-    }
-}
-
-/// Every row's top-k over the columns offered so far, which arrive in ascending column
-/// order (so an equal value never displaces an earlier index: ties go to the lower index,
-/// as [`crate::measure::knn`]'s lists do), and per row the count of columns outside the
-/// list whose value equals the k-th (a tie at the boundary).
-struct Lists {
-    k: usize,
-    /// Flat `[n, k]` indices and values, best first.
-    idx: Vec<usize>,
-    vals: Vec<f64>,
-    /// Entries filled per row (k once k columns were offered).
-    filled: Vec<usize>,
-    /// Columns outside the full list equal to its k-th value.
-    eq_out: Vec<usize>,
-}
-
-impl Lists {
-    fn new(n: usize, k: usize) -> Self {
-        Lists {
-            k,
-            idx: vec![0; n * k],
-            vals: vec![f64::NEG_INFINITY; n * k],
-            filled: vec![0; n],
-            eq_out: vec![0; n],
-        }
-    }
-
-    /// Offers row `i` the columns `j0 + c` with values `vals[c]`, skipping column `skip`.
-    /// The scan compares each value with the row's k-th only; the rare candidates are
-    /// inserted.
-    fn scan(&mut self, i: usize, vals: &[f64], j0: usize, skip: Option<usize>) {
-        let k = self.k;
-        let mut kth = if self.filled[i] == k {
-            self.vals[i * k + k - 1]
-        } else {
-            f64::NAN
-        };
-        for (c, &v) in vals.iter().enumerate() {
-            // `kth` is NaN while the list is not full: every column is a candidate then.
-            if v < kth {
-                continue;
-            }
-            let j = j0 + c;
-            if Some(j) == skip {
-                continue;
-            }
-            self.offer(i, j, v);
-            if self.filled[i] == k {
-                kth = self.vals[i * k + k - 1];
-            }
-        }
-    }
-
-    /// Offers column j with value v to row i's list.
-    fn offer(&mut self, i: usize, j: usize, v: f64) {
-        let k = self.k;
-        let f = self.filled[i];
-        let (bi, bv) = (
-            &mut self.idx[i * k..(i + 1) * k],
-            &mut self.vals[i * k..(i + 1) * k],
-        );
-        if f == k {
-            match v.total_cmp(&bv[k - 1]) {
-                Ordering::Less => return,
-                Ordering::Equal => {
-                    self.eq_out[i] += 1;
-                    return;
-                }
-                Ordering::Greater => {}
-            }
-        }
-        // First slot holding a strictly smaller value: equal values stay ahead (lower index).
-        let pos = bv[..f]
-            .iter()
-            .position(|w| w.total_cmp(&v) == Ordering::Less)
-            .unwrap_or(f);
-        let evicted = bv[k - 1];
-        let end = f.min(k - 1);
-        bi.copy_within(pos..end, pos + 1);
-        bv.copy_within(pos..end, pos + 1);
-        bi[pos] = j;
-        bv[pos] = v;
-        if f < k {
-            self.filled[i] = f + 1;
-        } else if bv[k - 1].total_cmp(&evicted) == Ordering::Equal {
-            // The evicted column left the list at the (unchanged) k-th value.
-            self.eq_out[i] += 1;
-        } else {
-            // The k-th rose above every column outside the list.
-            self.eq_out[i] = 0;
         }
     }
 }
@@ -605,34 +481,16 @@ fn layer_tile(
     st: &mut LayerState,
 ) {
     let (i0, ri, j0, rj) = (t.i0, t.ri, t.j0, t.rj);
-    let diagonal = i0 == j0;
     gram_block_into(
         buf.lin.as_mut().submatrix_mut(0, 0, rj, ri),
         x.subrows(j0, rj),
         x.subrows(i0, ri),
         ctx.gemm_par,
     );
-    for r in 0..ri {
-        let i = i0 + r;
-        let g = &buf.lin.col_as_slice(r)[..rj];
-        st.lists.scan(i, g, j0, Some(i));
-        if let Some(ws) = &mut st.with_self {
-            ws.scan(i, g, j0, None);
-        }
-    }
-    if !diagonal {
-        buf.tr
-            .as_mut()
-            .submatrix_mut(0, 0, ri, rj)
-            .copy_from(buf.lin.as_ref().submatrix(0, 0, rj, ri).transpose());
-        for c in 0..rj {
-            let g = &buf.tr.col_as_slice(c)[..ri];
-            st.lists.scan(j0 + c, g, i0, None);
-            if let Some(ws) = &mut st.with_self {
-                ws.scan(j0 + c, g, i0, None);
-            }
-        }
-    }
+    let mut lists: Vec<&mut Lists> = std::iter::once(&mut st.lists)
+        .chain(st.with_self.as_mut())
+        .collect();
+    offer_tile(&buf.lin, &mut buf.tr, t, &mut lists);
     let s2 = ctx.s2;
     for r in 0..ri {
         let i = i0 + r;
@@ -723,7 +581,7 @@ mod tests {
             block_bytes: 8 * 3 * 2 * 7 * 7,
             keep_dense: true,
         };
-        assert_eq!(tile_side(2, opts.block_bytes), 7);
+        assert_eq!(tile_side(3 * 2, opts.block_bytes), 7);
         let pass = kernel_pass(std::slice::from_ref(&x), &[y], &opts, &mut |_| {}).unwrap();
         let got = &pass.a[0];
         let g = &x * x.transpose();

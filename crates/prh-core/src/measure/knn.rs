@@ -77,6 +77,167 @@ pub fn gram_block_into(dst: MatMut<'_, f64>, x: MatRef<'_, f64>, y: MatRef<'_, f
     matmul(dst, Accum::Replace, x, y.transpose(), 1.0, par);
 }
 
+/// Every row's top-k (the diagonal left out or allowed) over the columns offered so far, which arrive in ascending column
+/// order (so an equal value never displaces an earlier index: ties go to the lower index,
+/// as [`top_k_row`] does on whole rows), and per row the count of columns outside the
+/// list whose value equals the k-th (a tie at the boundary).
+pub(crate) struct Lists {
+    pub(crate) k: usize,
+    /// Whether a row's own column is left out (the PRH lists) or allowed.
+    exclude_self: bool,
+    /// Flat `[n, k]` indices and values, best first.
+    pub(crate) idx: Vec<usize>,
+    pub(crate) vals: Vec<f64>,
+    /// Entries filled per row (k once k columns were offered).
+    filled: Vec<usize>,
+    /// Columns outside the full list equal to its k-th value.
+    pub(crate) eq_out: Vec<usize>,
+}
+
+impl Lists {
+    pub(crate) fn new(n: usize, k: usize, exclude_self: bool) -> Self {
+        Lists {
+            k,
+            exclude_self,
+            idx: vec![0; n * k],
+            vals: vec![f64::NEG_INFINITY; n * k],
+            filled: vec![0; n],
+            eq_out: vec![0; n],
+        }
+    }
+
+    /// Offers row `i` the columns `j0 + c` with values `vals[c]`, skipping column `skip`.
+    /// The scan compares each value with the row's k-th only; the rare candidates are
+    /// inserted.
+    fn scan(&mut self, i: usize, vals: &[f64], j0: usize, skip: Option<usize>) {
+        let k = self.k;
+        let mut kth = if self.filled[i] == k {
+            self.vals[i * k + k - 1]
+        } else {
+            f64::NAN
+        };
+        for (c, &v) in vals.iter().enumerate() {
+            // `kth` is NaN while the list is not full: every column is a candidate then.
+            if v < kth {
+                continue;
+            }
+            let j = j0 + c;
+            if Some(j) == skip {
+                continue;
+            }
+            self.offer(i, j, v);
+            if self.filled[i] == k {
+                kth = self.vals[i * k + k - 1];
+            }
+        }
+    }
+
+    /// Offers column j with value v to row i's list.
+    fn offer(&mut self, i: usize, j: usize, v: f64) {
+        let k = self.k;
+        let f = self.filled[i];
+        let (bi, bv) = (
+            &mut self.idx[i * k..(i + 1) * k],
+            &mut self.vals[i * k..(i + 1) * k],
+        );
+        if f == k {
+            match v.total_cmp(&bv[k - 1]) {
+                Ordering::Less => return,
+                Ordering::Equal => {
+                    self.eq_out[i] += 1;
+                    return;
+                }
+                Ordering::Greater => {}
+            }
+        }
+        // First slot holding a strictly smaller value: equal values stay ahead (lower index).
+        let pos = bv[..f]
+            .iter()
+            .position(|w| w.total_cmp(&v) == Ordering::Less)
+            .unwrap_or(f);
+        let evicted = bv[k - 1];
+        let end = f.min(k - 1);
+        bi.copy_within(pos..end, pos + 1);
+        bv.copy_within(pos..end, pos + 1);
+        bi[pos] = j;
+        bv[pos] = v;
+        if f < k {
+            self.filled[i] = f + 1;
+        } else if bv[k - 1].total_cmp(&evicted) == Ordering::Equal {
+            // The evicted column left the list at the (unchanged) k-th value.
+            self.eq_out[i] += 1;
+        } else {
+            // The k-th rose above every column outside the list.
+            self.eq_out[i] = 0;
+        }
+    }
+}
+
+/// Rows i0..i0+ri against columns j0..j0+rj of a symmetric kernel (j0 >= i0).
+pub(crate) struct Tile {
+    pub(crate) i0: usize,
+    pub(crate) ri: usize,
+    pub(crate) j0: usize,
+    pub(crate) rj: usize,
+}
+
+/// The tiles of side `tile` covering the upper triangle of an `[n, n]` symmetric kernel,
+/// row tile by row tile, each against itself and the column tiles after it: the order in
+/// which every row meets its columns in ascending order ([`offer_tile`]).
+pub(crate) fn upper_tiles(n: usize, tile: usize) -> impl Iterator<Item = Tile> {
+    (0..n).step_by(tile).flat_map(move |i0| {
+        (i0..n).step_by(tile).map(move |j0| Tile {
+            i0,
+            ri: tile.min(n - i0),
+            j0,
+            rj: tile.min(n - j0),
+        })
+    })
+}
+
+/// Offers a Gram tile to `lists`: `g`'s column r (rows 0..rj) holds G[i0 + r, J], given
+/// to row i0 + r; off the diagonal, its transpose (into `tr`) gives G[j, I] to the rows j of
+/// J. Tiles taken in [`upper_tiles`] order hand every row its columns in ascending order.
+///
+/// # Shapes
+/// `g`, `tr` `[T, T]` with T >= ri, rj
+pub(crate) fn offer_tile(g: &Matrix, tr: &mut Matrix, t: &Tile, lists: &mut [&mut Lists]) {
+    for r in 0..t.ri {
+        let i = t.i0 + r;
+        let col = &g.col_as_slice(r)[..t.rj];
+        for l in lists.iter_mut() {
+            let skip = l.exclude_self.then_some(i);
+            l.scan(i, col, t.j0, skip);
+        }
+    }
+    if t.i0 != t.j0 {
+        tr.as_mut()
+            .submatrix_mut(0, 0, t.ri, t.rj)
+            .copy_from(g.as_ref().submatrix(0, 0, t.rj, t.ri).transpose());
+        for c in 0..t.rj {
+            let col = &tr.col_as_slice(c)[..t.ri];
+            for l in lists.iter_mut() {
+                // Off the diagonal no column is the row's own.
+                l.scan(t.j0 + c, col, t.i0, None);
+            }
+        }
+    }
+}
+
+/// The largest tile side [`knn_blocked`] and the kernel pass use: T x T f64 buffers of
+/// 2 MiB stay within a core's L2 + the shared L3 while a tile is reduced.
+pub(crate) const TILE_MAX: usize = 512;
+
+/// The tile side for `buffers` `[T, T]` f64 buffers within `budget` bytes: at most
+/// [`TILE_MAX`], at least 1.
+pub(crate) fn tile_side(buffers: usize, budget: usize) -> usize {
+    let per_value = 8 * buffers.max(1);
+    ((budget / per_value) as f64)
+        .sqrt()
+        .floor()
+        .clamp(1.0, TILE_MAX as f64) as usize
+}
+
 /// Appends the top-k of one similarity row to `idx` (and the similarities to `vals`):
 /// decreasing value under `f64::total_cmp`, ties to the lower index, `skip` (the row's own
 /// index, when the diagonal is excluded) left out. One insertion pass, O(n + k * inserts):
@@ -146,8 +307,10 @@ pub fn knn_from_gram(g: MatRef<'_, f64>, k: usize, exclude_self: bool) -> Result
 }
 
 /// The same neighbour lists as `knn_from_gram(gram(x), ..)` without the `[n, n]` Gram
-/// matrix: rows of G = X X^T are formed [`BLOCK_BYTES`] at a time and reduced to their
-/// top-k at once, so memory is O(n d + n k). Also returns the similarities G_{i, N(i)_r}.
+/// matrix: G = X X^T is formed in tiles of its upper triangle ([`BLOCK_BYTES`] at most),
+/// each serving its rows and, transposed, its columns (half the products of whole rows),
+/// and reduced at once to running top-k lists, so memory is O(n d + n k). Also returns the
+/// similarities G_{i, N(i)_r}. The Gram products use faer's global parallelism.
 ///
 /// # Shapes
 /// `x [n, d]` -> `Knn [n, k]`, similarities `[n * k]`
@@ -159,7 +322,8 @@ pub fn knn_from_features(
     knn_blocked(x, k, exclude_self, BLOCK_BYTES)
 }
 
-/// [`knn_from_features`] with an explicit block budget in bytes (tests use tiny ones).
+/// [`knn_from_features`] with an explicit budget in bytes for its two tile buffers (tests
+/// use tiny ones).
 pub fn knn_blocked(
     x: MatRef<'_, f64>,
     k: usize,
@@ -168,23 +332,20 @@ pub fn knn_blocked(
 ) -> Result<(Knn, Vec<f64>)> {
     let n = x.nrows();
     check_k(n, k, exclude_self)?;
-    let (mut idx, mut vals) = (Vec::with_capacity(n * k), Vec::with_capacity(n * k));
-    let b = rows_per_block(n, budget).min(n);
-    let mut block = Matrix::zeros(n, b);
-    for i0 in (0..n).step_by(b) {
-        let rows = b.min(n - i0);
+    let tile = tile_side(2, budget).min(n);
+    let (mut g, mut tr) = (Matrix::zeros(tile, tile), Matrix::zeros(tile, tile));
+    let mut lists = Lists::new(n, k, exclude_self);
+    let par = faer::get_global_parallelism();
+    for t in upper_tiles(n, tile) {
         gram_block_into(
-            block.as_mut().subcols_mut(0, rows),
-            x,
-            x.subrows(i0, rows),
-            Par::Seq,
+            g.as_mut().submatrix_mut(0, 0, t.rj, t.ri),
+            x.subrows(t.j0, t.rj),
+            x.subrows(t.i0, t.ri),
+            par,
         );
-        for r in 0..rows {
-            let i = i0 + r;
-            let row = block.col_as_slice(r);
-            top_k_row(row, k, exclude_self.then_some(i), &mut idx, &mut vals);
-        }
+        offer_tile(&g, &mut tr, &t, &mut [&mut lists]);
     }
+    let Lists { idx, vals, .. } = lists;
     Ok((Knn { n, k, idx }, vals))
 }
 
@@ -331,12 +492,16 @@ mod tests {
 
     #[test]
     fn blockwise_knn_equals_dense() {
-        // 37 rows in blocks of 5 (37 = 7 * 5 + 2): the last block is partial.
+        // 37 rows in tiles of 5 (two [5, 5] buffers; 37 = 7 * 5 + 2): the last tile is
+        // partial; then on 0/1 features, where most similarities tie (ties go to the lower
+        // index on both paths).
         let x = points(37, 6, 4);
-        let g = gram(x.as_ref());
-        for exclude in [true, false] {
+        let ones = Matrix::from_fn(37, 3, |i, j| f64::from(((i * 7 + j * 3) % 5 < 2) as u8));
+        assert_eq!(tile_side(2, 2 * 5 * 5 * 8), 5);
+        for (x, exclude) in [(&x, true), (&x, false), (&ones, true), (&ones, false)] {
+            let g = gram(x.as_ref());
             let dense = knn_from_gram(g.as_ref(), 7, exclude).unwrap();
-            let (blocked, sims) = knn_blocked(x.as_ref(), 7, exclude, 5 * 37 * 8).unwrap();
+            let (blocked, sims) = knn_blocked(x.as_ref(), 7, exclude, 2 * 5 * 5 * 8).unwrap();
             assert_eq!(dense, blocked);
             for i in 0..37 {
                 for (r, &j) in blocked.row(i).iter().enumerate() {

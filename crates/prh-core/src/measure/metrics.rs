@@ -192,7 +192,7 @@ pub struct LayerView {
 }
 
 impl LayerView {
-    /// Neighbours of one preprocessed `[n, d]` layer, from row blocks of its Gram matrix
+    /// Neighbours of one preprocessed `[n, d]` layer, from tiles of its Gram matrix
     /// (O(n d + n k) memory).
     ///
     /// # Shapes
