@@ -689,7 +689,8 @@ fn metrics_and_match_report_progress_on_stderr_only() {
     let err = go(&["metrics", &pa, &pb, "--json", "--null", "5"], &shown);
     for want in [
         "[metrics svd] done 2/2",
-        "[metrics kernels] done 120/120",
+        // The kernel pass counts tiles of its triangle: 120 rows fit in one.
+        "[metrics kernels] done 1/1",
         "[metrics null] done 5/5",
     ] {
         assert!(err.contains(want), "missing {want:?} in {err}");
