@@ -434,11 +434,9 @@ impl LayerState {
     fn finish(self, tile: usize) -> LayerSums {
         let n = self.linear.rows.len();
         let k = self.lists.k;
-        let knn = |l: &Lists| Knn {
-            n,
-            k,
-            idx: l.idx.clone(),
-        };
+        // Lists as the pass keeps them: neighbours and their similarities.
+        let knn = |l: Lists| (Knn { n, k, idx: l.idx }, l.vals);
+        let tied_lists = self.lists.eq_out.iter().filter(|&&c| c > 0).count();
         let mut dense = self.dense;
         if let Some(dk) = &mut dense {
             // Column i holds rows from its tile's start on; the rows above come from the
@@ -452,11 +450,12 @@ impl LayerState {
                 }
             }
         }
+        let (knn_lists, sims) = knn(self.lists);
         LayerSums {
-            knn: knn(&self.lists),
-            tied_lists: self.lists.eq_out.iter().filter(|&&c| c > 0).count(),
-            with_self: self.with_self.map(|l| (knn(&l), l.vals)),
-            sims: self.lists.vals,
+            knn: knn_lists,
+            sims,
+            tied_lists,
+            with_self: self.with_self.map(knn),
             linear: self.linear,
             rbf: self.rbf,
             dense,
@@ -494,16 +493,17 @@ fn layer_tile(
     let s2 = ctx.s2;
     for r in 0..ri {
         let i = i0 + r;
-        let (gi, ri_) = (p.sq[i], p.r[i]);
-        let (sq_j, r_j) = (&p.sq[j0..j0 + rj], &p.r[j0..j0 + rj]);
+        // ||x_i||^2 and x_i . xbar against the same of the tile's columns.
+        let (sq_i, c_i) = (p.sq[i], p.r[i]);
+        let (sq_j, c_j) = (&p.sq[j0..j0 + rj], &p.r[j0..j0 + rj]);
         let g = &buf.lin.col_as_slice(r)[..rj];
         let col = &mut buf.rbf.col_as_slice_mut(r)[..rj];
-        for ((v, &gij), &gj) in col.iter_mut().zip(g).zip(sq_j) {
-            *v = (-(gi + gj - 2.0 * gij).max(0.0) / s2).exp();
+        for ((v, &gij), &sq) in col.iter_mut().zip(g).zip(sq_j) {
+            *v = (-(sq_i + sq - 2.0 * gij).max(0.0) / s2).exp();
         }
         let g = &mut buf.lin.col_as_slice_mut(r)[..rj];
-        for (v, &rj_) in g.iter_mut().zip(r_j) {
-            *v = *v - ri_ - rj_ + p.m;
+        for (v, &c) in g.iter_mut().zip(c_j) {
+            *v = *v - c_i - c + p.m;
         }
     }
     let c = *st.shift.get_or_insert_with(|| {

@@ -55,9 +55,9 @@ impl Knn {
 }
 
 /// Bytes of similarity values the blockwise routines hold at once (64 MiB): large enough
-/// for efficient matrix products (at N = 100k a block of whole rows is still ~80 rows; the
-/// kernel pass's tiles are capped at 512 x 512 anyway), small next to the feature matrices
-/// themselves once N is in the tens of thousands.
+/// for efficient matrix products (retrieval's blocks of whole rows are still ~80 rows at
+/// N = 100k; the tiles of the k-NN lists and the kernel pass stop at [`TILE_MAX`] anyway),
+/// small next to the feature matrices themselves once N is in the tens of thousands.
 pub const BLOCK_BYTES: usize = 64 << 20;
 
 /// Rows per block: the most rows of `values_per_row` f64 values that fit in `budget` bytes,
@@ -77,10 +77,11 @@ pub fn gram_block_into(dst: MatMut<'_, f64>, x: MatRef<'_, f64>, y: MatRef<'_, f
     matmul(dst, Accum::Replace, x, y.transpose(), 1.0, par);
 }
 
-/// Every row's top-k (the diagonal left out or allowed) over the columns offered so far, which arrive in ascending column
-/// order (so an equal value never displaces an earlier index: ties go to the lower index,
-/// as [`top_k_row`] does on whole rows), and per row the count of columns outside the
-/// list whose value equals the k-th (a tie at the boundary).
+/// Every row's top-k (the diagonal left out or allowed) over the columns offered so far,
+/// which arrive in ascending column order (so an equal value never displaces an earlier
+/// index: ties go to the lower index, as [`top_k_row`] does on whole rows), and per row
+/// the count of columns outside the list whose value equals the k-th (a tie at the
+/// boundary).
 pub(crate) struct Lists {
     pub(crate) k: usize,
     /// Whether a row's own column is left out (the PRH lists) or allowed.
