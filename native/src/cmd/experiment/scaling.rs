@@ -342,16 +342,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     )?;
     write(
         "report.md",
-        report_md(
-            &header.command,
-            &source,
-            args,
-            wall_s,
-            &curves,
-            &efficiency,
-            &baselines,
-            &what,
-        )?,
+        report_md(&header, &curves, &efficiency, &baselines, &what)?,
     )?;
     eprintln!(
         "report folder {}: results.json report.md alignment_vs_samples.svg ({wall_s:.1} s)",
@@ -721,16 +712,16 @@ fn plot(title: &str, y_label: &str, curves: &[Curve]) -> String {
     svg_scaling(title, y_label, &series)
 }
 
+/// The report: the header's command, config and wall time, the curves with their
+/// baselines, the laws and the sample efficiency.
 fn report_md(
-    command: &str,
-    source: &str,
-    args: &Args,
-    wall_s: f64,
+    header: &ResultsHeader,
     curves: &[Curve],
     eff: &serde_json::Value,
     base: &Baselines,
     what: &str,
 ) -> Result<String> {
+    let (command, source, wall_s) = (&header.command, &header.config_source, header.wall_s);
     let mut md = format!(
         "# scaling\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          {what}; one run \
@@ -738,7 +729,7 @@ fn report_md(
          `mutual_knn = a − b · samples^(−c)`, least squares on the budgets from `fit_from` on \
          (earlier ones trace the onset, where alignment still accelerates).\n\n\
          | objective | samples | mutual 10-NN (seed mean ± std) | seed range |\n|---|---|---|---|\n",
-        args.device
+        header.device
     );
     for c in curves {
         for (i, (x, y)) in c.samples.iter().zip(&c.mutual_knn).enumerate() {
