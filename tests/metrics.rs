@@ -203,6 +203,23 @@ fn metrics_match_the_numpy_reference_to_1e6() {
     );
 }
 
+/// `--device cpu` runs the kernel pass on burn's CPU backend in f32
+/// (`prh_core::tasks::gram_device`): the same numpy reference, to 1e-5 (f32 sums; the
+/// neighbour lists are the same on these inputs); an unknown device is refused by name.
+#[test]
+fn metrics_on_a_burn_backend_match_the_numpy_reference_to_1e5() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = reference_inputs();
+    let (pa, pb) = (save(dir.path(), "a.npy", &a), save(dir.path(), "b.npy", &b));
+    let v = run_json(&["metrics", &pa, &pb, "--json", "--device", "cpu"]);
+    for (name, want) in REFERENCE {
+        let got = v[name].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-5, "{name}: {got} vs numpy {want}");
+    }
+    let (ok, _, err) = run(&["metrics", &pa, &pb, "--device", "tpu"]);
+    assert!(!ok && err.contains("--device") && err.contains("tpu"), "{err}");
+}
+
 #[test]
 fn identical_inputs_score_one_and_shuffled_rows_score_chance() {
     let dir = tempfile::tempdir().unwrap();

@@ -23,13 +23,19 @@
 //! ```
 
 use super::inputs::Inputs;
+use crate::backend::{Devices, OnTrainBackend, on_train_backend};
 use crate::progress::Phases;
 use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::report::{ScalingSeries, svg_log_x};
 use prh_core::formats::features::Features;
 use prh_core::measure::gallery::gallery_curve;
-use prh_core::measure::metrics::{AlignmentReport, MetricOptions, measure_reporting};
+use prh_core::measure::metrics::{
+    AlignmentReport, MetricOptions, measure_reporting, measure_with_pass,
+};
 use prh_core::measure::preprocess::Preprocess;
+use prh_core::progress::OnTick;
+use prh_core::tasks::gram_device::device_pass;
 use std::path::PathBuf;
 
 /// Arguments of `prh-native metrics`.
@@ -76,6 +82,44 @@ pub struct Args {
     /// Also draw the gallery curve as an SVG plot to this file.
     #[arg(long, requires = "gallery_curve")]
     pub curve_svg: Option<PathBuf>,
+    /// Run the kernel pass (Gram row blocks, neighbour lists, kernel sums) on a burn
+    /// backend instead of the host's cores: `cuda`, `wgpu`, or `cpu` (burn's CPU backend).
+    /// The device works in f32 (docs/measurement.md, "On a GPU").
+    #[arg(long, conflicts_with = "gallery_curve")]
+    pub device: Option<String>,
+    /// Device memory the pass's row blocks may hold, in MiB (4 `[B, N]` f32 buffers per
+    /// layer).
+    #[arg(long, default_value_t = 4096, requires = "device")]
+    pub device_mib: usize,
+}
+
+/// The measurement with its kernel pass on the backend `--device` names.
+struct OnDevice<'a> {
+    a: &'a Features,
+    b: &'a Features,
+    opts: &'a MetricOptions,
+    budget: usize,
+    phases: &'a mut Phases,
+}
+
+impl OnTrainBackend for OnDevice<'_> {
+    type Out = prh_core::Result<AlignmentReport>;
+
+    fn run<B: AutodiffBackend>(self, devices: Devices<B>) -> Result<Self::Out> {
+        let device = devices.main();
+        let budget = self.budget;
+        let pass = |xa: &[_], xb: &[_], o: &_, t: OnTick<'_>| {
+            device_pass::<B::InnerBackend>(&device, xa, xb, o, budget, t)
+        };
+        let phases = self.phases;
+        Ok(measure_with_pass(
+            self.a,
+            self.b,
+            self.opts,
+            &pass,
+            &mut |t| phases.tick(t),
+        ))
+    }
 }
 
 /// Runs `prh-native metrics`.
@@ -89,7 +133,19 @@ pub fn run(args: Args) -> Result<()> {
         return curve(&args, &a, &b, sizes, &opts);
     }
     let mut phases = Phases::new("metrics");
-    let r = measure_reporting(&a, &b, &opts, &mut |t| phases.tick(t));
+    let r = match &args.device {
+        None => measure_reporting(&a, &b, &opts, &mut |t| phases.tick(t)),
+        Some(device) => on_train_backend(
+            device,
+            OnDevice {
+                a: &a,
+                b: &b,
+                opts: &opts,
+                budget: args.device_mib << 20,
+                phases: &mut phases,
+            },
+        )?,
+    };
     phases.finish();
     let r = r.with_context(|| {
         format!(

@@ -304,6 +304,26 @@ pub fn measure_reporting(
     opts: &MetricOptions,
     on_tick: OnTick<'_>,
 ) -> Result<AlignmentReport> {
+    measure_with_pass(a, b, opts, &kernel_pass, on_tick)
+}
+
+/// Who runs the kernel pass: [`kernel_pass`] on the host's cores, or a burn backend
+/// (`prh_core::tasks::gram_device::device_pass`, `prh-native metrics --device`).
+pub type PassFn<'p> =
+    &'p dyn Fn(&[Matrix], &[Matrix], &PassOptions, OnTick<'_>) -> Result<KernelPass>;
+
+/// [`measure_reporting`] with the kernel pass run by `pass` (everything else — clamp,
+/// normalisation, SVCCA bases, nulls, the report — on the host, as always).
+///
+/// # Shapes
+/// `a [n, la, da]`, `b [n, lb, db]` -> report
+pub fn measure_with_pass(
+    a: &Features,
+    b: &Features,
+    opts: &MetricOptions,
+    pass: PassFn<'_>,
+    on_tick: OnTick<'_>,
+) -> Result<AlignmentReport> {
     check_same_n(a, b)?;
     if opts.k + 1 > a.n {
         return Err(Error::invalid(format!(
@@ -341,7 +361,7 @@ pub fn measure_reporting(
     let n = a.n;
     let dense_bytes = 2 * (a.layers + b.layers) * n * n * 8;
     let keep_dense = opts.null_shuffles > 0 && dense_bytes <= opts.dense_null_bytes;
-    let pass = kernel_pass(
+    let pass = pass(
         &xa,
         &xb,
         &PassOptions {

@@ -1,10 +1,13 @@
 //! **Wing `tasks`**: what `prh-native train` trains — a text JEPA (good / bad views,
 //! next-token) on a corpus, a scene-world JEPA (image or caption), and the exported bundle
-//! of a trained text encoder. Each is a [`crate::train::TrainTask`].
+//! of a trained text encoder. Each is a [`crate::train::TrainTask`]. Also the work that
+//! runs the other wings on a burn backend: pretrained checkpoints (`pretrained`) and the
+//! metrics' kernel pass on a GPU (`gram_device`).
 //! May use: every wing below it (`linalg` .. `train`).
 
 pub mod bundle;
 pub mod decoder;
+pub mod gram_device;
 pub mod pretrained;
 pub mod scene;
 pub mod text;
