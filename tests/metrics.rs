@@ -217,7 +217,10 @@ fn metrics_on_a_burn_backend_match_the_numpy_reference_to_1e5() {
         assert!((got - want).abs() < 1e-5, "{name}: {got} vs numpy {want}");
     }
     let (ok, _, err) = run(&["metrics", &pa, &pb, "--device", "tpu"]);
-    assert!(!ok && err.contains("--device") && err.contains("tpu"), "{err}");
+    assert!(
+        !ok && err.contains("--device") && err.contains("tpu"),
+        "{err}"
+    );
 }
 
 #[test]

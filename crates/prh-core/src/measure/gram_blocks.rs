@@ -155,6 +155,37 @@ pub struct PassOptions {
     pub keep_dense: bool,
 }
 
+impl PassOptions {
+    /// Checks the options against the layers of a pass (every pass, on the host or a
+    /// device): at least one layer per side, all with the same N rows, 1 <= k < N, and a
+    /// positive finite RBF sigma. Returns N.
+    ///
+    /// # Shapes
+    /// `a`: La x `[n, da]`, `b`: Lb x `[n, db]` -> n
+    pub fn check(&self, a: &[Matrix], b: &[Matrix]) -> Result<usize> {
+        let n = a.first().map_or(0, |x| x.nrows());
+        if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| x.nrows() != n) {
+            return Err(Error::invalid(
+                "the kernel pass needs at least one layer per side, all with the same N rows",
+            ));
+        }
+        // The diagonal-free lists are always kept, so k <= n - 1 either way.
+        if self.k == 0 || self.k >= n {
+            return Err(Error::invalid(format!(
+                "k = {} neighbours needs 1 <= k < N = {n}",
+                self.k
+            )));
+        }
+        let sigma = self.rbf_sigma;
+        if !(sigma > 0.0 && sigma.is_finite()) {
+            return Err(Error::invalid(format!(
+                "RBF sigma must be positive and finite, got {sigma}"
+            )));
+        }
+        Ok(n)
+    }
+}
+
 /// Per-layer constants of the centred linear kernel and the RBF distances.
 struct Prep {
     /// r_i = x_i . xbar.
@@ -202,25 +233,8 @@ pub fn kernel_pass(
     on_tick: OnTick<'_>,
 ) -> Result<KernelPass> {
     let layers: Vec<&Matrix> = a.iter().chain(b).collect();
-    let n = layers.first().map_or(0, |x| x.nrows());
-    if a.is_empty() || b.is_empty() || layers.iter().any(|x| x.nrows() != n) {
-        return Err(Error::invalid(
-            "the kernel pass needs at least one layer per side, all with the same N rows",
-        ));
-    }
-    // The diagonal-free lists are always kept, so k <= n - 1 either way.
-    if opts.k == 0 || opts.k >= n {
-        return Err(Error::invalid(format!(
-            "k = {} neighbours needs 1 <= k < N = {n}",
-            opts.k
-        )));
-    }
+    let n = opts.check(a, b)?;
     let sigma = opts.rbf_sigma;
-    if !(sigma > 0.0 && sigma.is_finite()) {
-        return Err(Error::invalid(format!(
-            "RBF sigma must be positive and finite, got {sigma}"
-        )));
-    }
     let (k, s2, nl) = (opts.k, 2.0 * sigma * sigma, layers.len());
     let preps: Vec<Prep> = layers.iter().map(|x| prep(x)).collect();
     // Three [T, T] buffers per layer (Gram, RBF, transposed Gram).

@@ -268,24 +268,8 @@ fn device_pass_chunked<B: Backend>(
 ) -> Result<KernelPass> {
     let chunk_width_for = self::chunk_width;
     let layers: Vec<&Matrix> = a.iter().chain(b).collect();
-    let n = layers.first().map_or(0, |x| x.nrows());
-    if a.is_empty() || b.is_empty() || layers.iter().any(|x| x.nrows() != n) {
-        return Err(Error::invalid(
-            "the kernel pass needs at least one layer per side, all with the same N rows",
-        ));
-    }
-    let k = opts.k;
-    if k == 0 || k >= n {
-        return Err(Error::invalid(format!(
-            "k = {k} neighbours needs 1 <= k < N = {n}"
-        )));
-    }
-    let sigma = opts.rbf_sigma;
-    if !(sigma > 0.0 && sigma.is_finite()) {
-        return Err(Error::invalid(format!(
-            "RBF sigma must be positive and finite, got {sigma}"
-        )));
-    }
+    let n = opts.check(a, b)?;
+    let (k, sigma) = (opts.k, opts.rbf_sigma);
     let (nl, s2) = (layers.len(), 2.0 * sigma * sigma);
     let mut accs: Vec<LayerAcc> = (0..nl)
         .map(|_| LayerAcc {
@@ -365,7 +349,7 @@ fn device_pass_chunked<B: Backend>(
                 copy_rows(&mut dk.linear, lin.clone(), i0, n);
                 copy_rows(&mut dk.rbf, rbf.clone(), i0, n);
             }
-            neighbours(acc, gram, i0, (k, rounds, w), device)?;
+            neighbours(acc, gram, i0, (k, rounds, w), opts.with_self, device)?;
             prof.mark::<B>("top-k", device);
             lin_blocks.push(lin);
             rbf_blocks.push(rbf);
@@ -455,6 +439,7 @@ fn neighbours<B: Backend>(
     gram: Tensor<B, 2>,
     i0: usize,
     (k, rounds, w): (usize, usize, usize),
+    with_self: bool,
     device: &B::Device,
 ) -> Result<()> {
     let bs = gram.dims()[0];
@@ -509,8 +494,10 @@ fn neighbours<B: Backend>(
         if next == Some(kth) {
             acc.tied += 1;
         }
-        acc.self_idx.extend(ix[..k].iter().map(|&j| j as usize));
-        acc.self_sims.extend_from_slice(&v[..k]);
+        if with_self {
+            acc.self_idx.extend(ix[..k].iter().map(|&j| j as usize));
+            acc.self_sims.extend_from_slice(&v[..k]);
+        }
     }
     Ok(())
 }
