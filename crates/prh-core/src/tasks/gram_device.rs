@@ -263,10 +263,9 @@ fn device_pass_chunked<B: Backend>(
     a: &[Matrix],
     b: &[Matrix],
     opts: &PassOptions,
-    (budget_bytes, chunk_width): (usize, Option<usize>),
+    (budget_bytes, width): (usize, Option<usize>),
     on_tick: OnTick<'_>,
 ) -> Result<KernelPass> {
-    let chunk_width_for = self::chunk_width;
     let layers: Vec<&Matrix> = a.iter().chain(b).collect();
     let n = opts.check(a, b)?;
     let (k, sigma) = (opts.k, opts.rbf_sigma);
@@ -295,7 +294,7 @@ fn device_pass_chunked<B: Backend>(
             shift: None,
         })
         .collect();
-    let w = chunk_width.unwrap_or_else(|| chunk_width_for(n));
+    let w = width.unwrap_or_else(|| chunk_width(n));
     let np = n.div_ceil(w) * w;
     let dev: Vec<DeviceLayer<B>> = layers
         .iter()
