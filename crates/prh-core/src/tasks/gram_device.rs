@@ -374,16 +374,14 @@ fn device_pass_chunked<B: Backend>(
         .map(|acc| LayerSums {
             knn: Knn { n, k, idx: acc.idx },
             sims: acc.sims,
-            with_self: opts.with_self.then(|| {
-                (
-                    Knn {
-                        n,
-                        k,
-                        idx: acc.self_idx,
-                    },
-                    acc.self_sims,
-                )
-            }),
+            with_self: opts.with_self.then_some((
+                Knn {
+                    n,
+                    k,
+                    idx: acc.self_idx,
+                },
+                acc.self_sims,
+            )),
             tied_lists: acc.tied,
             linear: acc.linear,
             rbf: acc.rbf,
