@@ -186,17 +186,21 @@ impl PassOptions {
     }
 }
 
-/// Per-layer constants of the centred linear kernel and the RBF distances.
-struct Prep {
+/// Per-layer constants of the centred linear kernel and the RBF distances (shared with the
+/// device pass, `crate::tasks::gram_device`).
+pub(crate) struct Prep {
+    /// xbar, the column means `[d]`.
+    pub(crate) xbar: Vec<f64>,
     /// r_i = x_i . xbar.
-    r: Vec<f64>,
+    pub(crate) r: Vec<f64>,
     /// m = xbar . xbar.
-    m: f64,
+    pub(crate) m: f64,
     /// ||x_i||^2.
-    sq: Vec<f64>,
+    pub(crate) sq: Vec<f64>,
 }
 
-fn prep(x: &Matrix) -> Prep {
+/// The constants of `x [n, d]`: column means, r, m and the squared row norms.
+pub(crate) fn prep(x: &Matrix) -> Prep {
     let (n, d) = (x.nrows(), x.ncols());
     let xbar: Vec<f64> = (0..d)
         .map(|j| x.col_as_slice(j).iter().sum::<f64>() / n as f64)
@@ -209,8 +213,9 @@ fn prep(x: &Matrix) -> Prep {
         }
     }
     Prep {
-        r,
         m: dot(&xbar, &xbar),
+        xbar,
+        r,
         sq,
     }
 }

@@ -34,7 +34,7 @@ use burn::tensor::{ElementConversion, IndexingUpdateOp, Int, Tensor, TensorData}
 
 use crate::linalg::Matrix;
 use crate::measure::gram_blocks::{
-    DenseKernels, KernelPass, KernelSums, LayerSums, PairSums, PassOptions,
+    DenseKernels, KernelPass, KernelSums, LayerSums, PairSums, PassOptions, Prep, prep,
 };
 use crate::measure::knn::Knn;
 use crate::progress::{OnTick, tick};
@@ -95,22 +95,16 @@ fn upload<B: Backend>(
     linear: &mut KernelSums,
 ) -> DeviceLayer<B> {
     let (n, d) = (x.nrows(), x.ncols());
-    let xbar: Vec<f64> = (0..d)
-        .map(|j| x.col_as_slice(j).iter().sum::<f64>() / n as f64)
-        .collect();
-    let m: f64 = xbar.iter().map(|v| v * v).sum();
-    // Column sums of Xc (zero up to rounding) for the closed-form row sums of K~.
+    let Prep { xbar, r, m, sq } = prep(x);
+    // Xc row-major in f32 for the device, and its column sums (zero up to rounding) for
+    // the closed-form row sums of K~.
     let mut colsum = vec![0.0; d];
     let mut rows = vec![0.0f32; n * d];
-    let (mut r, mut sq, mut sqc) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     for (j, &mean) in xbar.iter().enumerate() {
         for (i, &v) in x.col_as_slice(j).iter().enumerate() {
             let c = v - mean;
             rows[i * d + j] = c as f32;
             colsum[j] += c;
-            r[i] += v * mean;
-            sq[i] += v * v;
-            sqc[i] += c * c;
         }
     }
     for (i, out) in linear.rows.iter_mut().enumerate() {
@@ -120,7 +114,8 @@ fn upload<B: Backend>(
             .map(|(c, s)| c * s)
             .sum();
     }
-    linear.diag = sqc;
+    // K~_ii = ||x_i||^2 - 2 r_i + m, as the host pass forms it.
+    linear.diag = sq.iter().zip(&r).map(|(s, ri)| s - 2.0 * ri + m).collect();
     let r_minus_m: Vec<f64> = r.iter().map(|v| v - m).collect();
     let row = |v: &[f64], pad: f32| -> Tensor<B, 2> {
         let mut data: Vec<f32> = v.iter().map(|&x| x as f32).collect();

@@ -170,7 +170,7 @@ pub fn sym_eigen_top(a: MatRef<'_, f64>, d: usize, params: TopEigenParams) -> Re
         } else {
             // Next block: A times the newest block (the block Lanczos recurrence's
             // direction).
-            next = Matrix::from_fn(n, take, |i, j| aw[(i, j)]);
+            next = aw.subcols(0, take).to_owned();
         }
     }
 }
