@@ -2,7 +2,7 @@
 //! docs/scaling.md): N real processes on loopback, CPU backend, toy corpus. Each test
 //! uses its own coordinator ports (PORT .. PORT + 2 + N), so the tests may run at once.
 
-use prh_tests::{bin, configs, write_toy_corpus};
+use prh_tests::{bin, configs, device_args, write_toy_corpus};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -15,7 +15,8 @@ fn train_command(corpus: &Path, out: &Path, sets: &[String]) -> Command {
         .arg(configs().join("tiny.toml"))
         .arg("--out")
         .arg(out)
-        .arg("--quiet");
+        .arg("--quiet")
+        .args(device_args());
     let base = [
         "data.source=jsonl".to_string(),
         format!("data.path={}", corpus.display()),
@@ -286,12 +287,20 @@ fn nodes_train_the_single_process_run_and_resume_on_another_count() {
     let others: Vec<Child> = (1..3)
         .map(|r| {
             let mut cmd = bin();
-            cmd.arg("train").arg("--resume").arg(&cut).arg("--quiet");
+            cmd.arg("train")
+                .args(device_args())
+                .arg("--resume")
+                .arg(&cut)
+                .arg("--quiet");
             spawn(as_node(cmd, 3, r, 29750))
         })
         .collect();
     let mut cmd = bin();
-    cmd.arg("train").arg("--resume").arg(&cut).arg("--quiet");
+    cmd.arg("train")
+        .args(device_args())
+        .arg("--resume")
+        .arg(&cut)
+        .arg("--quiet");
     check(
         &as_node(cmd, 3, 0, 29750).output().unwrap(),
         "resumed node 0",
@@ -356,6 +365,7 @@ fn a_killed_node_stops_the_others_and_the_run_resumes() {
     );
     let out = bin()
         .arg("train")
+        .args(device_args())
         .arg("--resume")
         .arg(&run)
         .arg("--quiet")

@@ -110,20 +110,87 @@ pub fn on_train_backend<W: OnTrainBackend>(device: &str, work: W) -> Result<W::O
             #[cfg(not(feature = "cpu"))]
             return Err(not_compiled("cpu"));
         }
-        "wgpu" => {
-            #[cfg(feature = "wgpu")]
-            return work.run::<prh_core::backend::WgpuTrain>(Devices { of: wgpu_device });
-            #[cfg(not(feature = "wgpu"))]
-            return Err(not_compiled("wgpu"));
-        }
-        "cuda" => {
-            #[cfg(feature = "cuda")]
-            return work.run::<prh_core::backend::CudaTrain>(Devices { of: cuda_device });
-            #[cfg(not(feature = "cuda"))]
-            return Err(not_compiled("cuda"));
-        }
+        "wgpu" => on_wgpu(work),
+        "cuda" => on_cuda(work),
         other => bail!("--device: expected cpu, wgpu or cuda, got `{other}`"),
     }
+}
+
+/// `work` on wgpu, once its adapter has started ([`probe`]).
+#[cfg(feature = "wgpu")]
+fn on_wgpu<W: OnTrainBackend>(work: W) -> Result<W::Out> {
+    probe::<prh_core::backend::Wgpu>("wgpu", &wgpu_device(0, 1))?;
+    work.run::<prh_core::backend::WgpuTrain>(Devices { of: wgpu_device })
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn on_wgpu<W: OnTrainBackend>(_work: W) -> Result<W::Out> {
+    Err(not_compiled("wgpu"))
+}
+
+/// `work` on CUDA, once its device has started ([`probe`]).
+#[cfg(feature = "cuda")]
+fn on_cuda<W: OnTrainBackend>(work: W) -> Result<W::Out> {
+    probe::<prh_core::backend::Cuda>("cuda", &cuda_device(0, 1))?;
+    work.run::<prh_core::backend::CudaTrain>(Devices { of: cuda_device })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn on_cuda<W: OnTrainBackend>(_work: W) -> Result<W::Out> {
+    Err(not_compiled("cuda"))
+}
+
+/// Starts backend `B` on `device` (one value written and read back) and turns a failure
+/// into an error naming the device, its cause and what to install. burn's GPU runtimes
+/// report a missing driver (no libcuda, no Vulkan adapter) by panicking on their device
+/// thread, which reached the user as two panics and a `RecvError`: the probe catches it
+/// with the panic hook silenced and keeps the first panic's message.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+fn probe<B: Backend>(name: &str, device: &B::Device) -> Result<()> {
+    use prh_core::backend::burn::tensor::Tensor;
+    use std::sync::{Arc, Mutex};
+    let cause = Arc::new(Mutex::new(None::<String>));
+    let seen = cause.clone();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let mut first = seen.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert(msg);
+    }));
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Tensor::<B, 1>::zeros([1], device).into_data()
+    }));
+    std::panic::set_hook(hook);
+    if started.is_ok() {
+        return Ok(());
+    }
+    let cause = cause.lock().unwrap_or_else(|p| p.into_inner()).take();
+    // The first clause of the first line: cudarc's message goes on to list every library
+    // name it tried, wgpu's to a debug dump of its backends.
+    let cause = cause.as_deref().unwrap_or("unknown");
+    let cause = cause.lines().next().unwrap_or("");
+    let cause = cause.split(" - ").next().unwrap_or(cause);
+    let cause = cause.split(".: ").next().unwrap_or(cause);
+    let cause: String = cause.chars().take(200).collect();
+    let needs = match name {
+        "cuda" => {
+            "an NVIDIA driver (libcuda.so) and the CUDA toolkit's NVRTC on LD_LIBRARY_PATH \
+             (e.g. /usr/local/cuda/lib64)"
+        }
+        _ => {
+            "a Vulkan (Linux, Windows), Metal (macOS) or DX12 driver; on Debian, \
+             `apt install mesa-vulkan-drivers` gives a CPU one (lavapipe)"
+        }
+    };
+    bail!(
+        "--device {name}: no usable {name} device ({cause}); {name} needs {needs}; \
+         or use --device cpu"
+    )
 }
 
 /// The demo's training backend: the CPU one (the default build); in a build without it,

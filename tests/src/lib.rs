@@ -53,10 +53,24 @@ pub fn bin() -> Command {
     Command::new(bin_path())
 }
 
-/// The current `prh-native` executable, built on the first call in this process.
+/// The current `prh-native` executable, built on the first call in this process; or
+/// `$PRH_NATIVE_BIN` when set: a prebuilt binary, for a machine with no cargo (the release
+/// build shipped to a lent GPU machine, benches/gpu/check.sh).
 pub fn bin_path() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(build_prh_native)
+    BIN.get_or_init(|| {
+        std::env::var_os("PRH_NATIVE_BIN").map_or_else(build_prh_native, PathBuf::from)
+    })
+}
+
+/// `["--device", D]` when `$PRH_TEST_DEVICE` names a backend (`cuda`, `wgpu`), else
+/// nothing (the binary's default, the CPU). The tests that train or run models pass it,
+/// so the same test checks the same numbers on a GPU.
+pub fn device_args() -> Vec<String> {
+    match std::env::var("PRH_TEST_DEVICE") {
+        Ok(d) if !d.is_empty() => vec!["--device".into(), d],
+        _ => Vec::new(),
+    }
 }
 
 /// prh-native's features (native/Cargo.toml) and whether this package was built with the

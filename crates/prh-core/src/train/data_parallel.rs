@@ -363,6 +363,36 @@ pub fn parallel_step<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     })
 }
 
+/// Refuses a data-parallel or multi-node run (`w > 1` replicas, or `multi_node`) on CUDA,
+/// unless `PRH_UNSAFE_CUDA_DATA_PARALLEL=1` (for finding the defect on a GPU machine).
+///
+/// Measured on an H200 (4 December 2026, burn 0.21 / cubecl 0.10; docs/scaling.md, "On a
+/// GPU"): the step's batch loss equals the one-device loss (1e-7), but its gradients do
+/// not: gradient norm 43-71 with 2 replicas and 414-694 with 2 nodes, where one device
+/// gives 0.20-0.23 on the same batch. The same step equals the one-device step on the CPU
+/// backends and on wgpu (Mesa's lavapipe), to 1e-7. Running the replicas in order on one
+/// thread, and all-reducing host copies, did not change it; the cause is not found. A
+/// run that would train on wrong gradients is refused rather than run.
+pub fn check_backend<B: Backend>(device: &B::Device, w: usize, multi_node: bool) -> Result<()> {
+    let allowed = std::env::var("PRH_UNSAFE_CUDA_DATA_PARALLEL").is_ok_and(|v| v == "1");
+    if refused_on(&B::name(device), w, multi_node, allowed) {
+        return Err(Error::invalid(format!(
+            "run.data_parallel = {w}{}: data-parallel and multi-node training are refused on \
+             CUDA: its gradients were measured wrong on an H200 (gradient norm 43-694 where \
+             one device gives 0.2; docs/scaling.md, \"On a GPU\"); train with \
+             run.data_parallel = 1 on one GPU, or on --device cpu|wgpu",
+            if multi_node { " with --nodes" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_backend`]'s rule: several replicas or nodes on a backend whose burn name says
+/// CUDA (`autodiff<cubecl<cuda>>`), not overridden.
+fn refused_on(backend: &str, w: usize, multi_node: bool, allowed: bool) -> bool {
+    (w > 1 || multi_node) && !allowed && backend.contains("cuda")
+}
+
 /// `[f(0, jobs[0]), f(1, jobs[1]), ...]`, the calls running concurrently: on rayon's pool
 /// with the `cpu-fast` build (whose gemm and element-wise ops also split over that pool,
 /// so nesting them there does not oversubscribe the cores), else on scoped threads, one
@@ -861,6 +891,29 @@ fn combine_mean<B: AutodiffBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_parallel_is_refused_on_cuda_only() {
+        let cuda = "autodiff<cubecl<cuda>>";
+        assert!(refused_on(cuda, 2, false, false));
+        assert!(refused_on(cuda, 1, true, false));
+        assert!(
+            !refused_on(cuda, 1, false, false),
+            "one replica on CUDA trains"
+        );
+        assert!(!refused_on(cuda, 2, true, true), "the override lets it run");
+        for other in [
+            "autodiff<cubecl<wgpu<vulkan>>>",
+            "autodiff<ndarray>",
+            "autodiff<flex>",
+        ] {
+            assert!(!refused_on(other, 4, true, false), "{other}");
+        }
+        // The CPU backend's own name passes the check with several replicas and nodes.
+        type B = burn::backend::Autodiff<burn::backend::NdArray>;
+        assert!(check_backend::<B>(&Default::default(), 3, true).is_ok());
+        assert!(B::name(&Default::default()).contains("ndarray"));
+    }
 
     #[test]
     fn shards_partition_the_batch_in_order() {

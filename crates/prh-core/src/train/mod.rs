@@ -479,6 +479,7 @@ pub fn train_on_nodes<B: AutodiffBackend, T: TrainTask<B> + Sync>(
         )));
     }
     let device = &devices[0];
+    data_parallel::check_backend::<B>(device, devices.len(), nodes.is_some())?;
     let mut model =
         crate::backend::seeded::<B, _>(device, derive_seed(run.seed, Stream::Init, 0), || {
             let model = task.init_model(device)?;
