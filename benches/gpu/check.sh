@@ -16,7 +16,9 @@
 # Built here, shipped in .dev/ (see docs/benchmarks.md for the commands): BIN = release
 # prh-native with `--features cuda,wgpu`; NODES_TEST = `cargo test -p prh-tests --test
 # nodes --no-run`'s executable (it drives $PRH_NATIVE_BIN, with `--device
-# $PRH_TEST_DEVICE`); HF = `python3 benches/gpu/hf.py prep .dev/hf`.
+# $PRH_TEST_DEVICE`); DP_TEST = `cargo test -p prh-core --features test-on-cuda --test
+# data_parallel_step --no-run`'s executable (optional); HF = `python3 benches/gpu/hf.py
+# prep .dev/hf`.
 # Correctness checks (2, 3) run in the background beside the 10^6 pass (they use the
 # GPU lightly and a few host cores); the timed stages of the training step run alone.
 # Every stage has its own time limit, within BUDGET seconds in all.
@@ -24,6 +26,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-.dev/prh-native}
 NODES_TEST=${NODES_TEST:-.dev/nodes-test}
+DP_TEST=${DP_TEST:-.dev/dp-step-test}
 HF=${HF:-.dev/hf}
 OUT=${OUT:-/tmp/prh-gpu}
 DATA=${DATA:-/tmp/prh-gpu-data}
@@ -60,6 +63,12 @@ time python3 benches/gpu/pairs.py "$DATA" 10000 100000 1000000
     CARGO_MANIFEST_DIR="$PWD/tests" \
     timeout 240 "$NODES_TEST" nodes_train_the_single_process_run_and_resume_on_another_count \
     --exact --nocapture
+  # Which parameters' gradients differ, per loss (invariance only, full JEPA, spectral,
+  # next-token, scene): the one-step comparison of W = 2 with W = 1 on CUDA.
+  if [ -x "$DP_TEST" ]; then
+    echo "--- crates/prh-core/tests/data_parallel_step.rs on cuda"
+    PRH_UNSAFE_CUDA_DATA_PARALLEL=1 timeout 120 "$DP_TEST" --test-threads 1 --nocapture
+  fi
   echo "--- background rc $?"
 ) > "$OUT/correctness.log" 2>&1 &
 BG=$!

@@ -22,12 +22,16 @@ mod common;
 use burn::module::{AutodiffModule, Module, ModuleVisitor, Param};
 use burn::optim::{AdamWConfig, GradientsParams, Optimizer};
 use burn::prelude::*;
-use prh_core::backend::CpuTrain;
 use prh_core::models::text_encoder::TextEncoder;
 use prh_core::train::data_parallel::parallel_step;
 use prh_core::train::{TrainTask, clip_global_norm, jepa_loss, scalar};
 
-type AB = CpuTrain;
+/// The backend under test: the CPU's, or CUDA's with `--features test-on-cuda` (on a GPU
+/// machine: the data-parallel gradients on CUDA were measured wrong, docs/scaling.md).
+#[cfg(not(feature = "test-on-cuda"))]
+type AB = prh_core::backend::CpuTrain;
+#[cfg(feature = "test-on-cuda")]
+type AB = prh_core::backend::CudaTrain;
 
 /// Every float parameter (or its gradient) flattened, in visiting order.
 struct Flat<'a> {
@@ -56,6 +60,43 @@ fn flat<M: Module<AB>>(model: &M, grads: Option<&GradientsParams>) -> Vec<f32> {
     };
     model.visit(&mut v);
     v.out
+}
+
+/// Each float parameter's place in [`flat`]'s vector, in visiting order: (start, shape).
+struct Spans(Vec<(usize, Vec<usize>)>);
+
+impl ModuleVisitor<AB> for Spans {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<AB, D>>) {
+        let start = self
+            .0
+            .last()
+            .map_or(0, |(s, d)| s + d.iter().product::<usize>());
+        self.0.push((start, param.val().dims().to_vec()));
+    }
+}
+
+/// The `n` parameters whose gradients differ most between `a` and `b`, as lines
+/// "parameter i [shape]: max |diff|, max |g|", to say where a mismatch is.
+fn worst_params<M: Module<AB>>(model: &M, a: &[f32], b: &[f32], n: usize) -> Vec<String> {
+    let mut spans = Spans(Vec::new());
+    model.visit(&mut spans);
+    let mut rows: Vec<(f64, String)> = spans
+        .0
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (start, dims))| {
+            let end = start + dims.iter().product::<usize>();
+            let (x, y) = (a.get(*start..end)?, b.get(*start..end)?);
+            let d = max_abs_diff(x, y);
+            let g = x.iter().map(|v| f64::from(v.abs())).fold(0.0, f64::max);
+            Some((
+                d,
+                format!("parameter {i} {dims:?}: max |diff| {d:.2e}, max |g| {g:.2e}"),
+            ))
+        })
+        .collect();
+    rows.sort_by(|p, q| q.0.total_cmp(&p.0));
+    rows.into_iter().take(n).map(|r| r.1).collect()
 }
 
 fn max_abs_diff(a: &[f32], b: &[f32]) -> f64 {
@@ -158,6 +199,18 @@ fn compare_task<T: TrainTask<AB> + Sync>(
         b.norm,
         rel(b.norm, a.norm)
     );
+    // Where the gradients differ (beyond the tolerance below), before a check stops the
+    // test.
+    let g_top = a
+        .grad
+        .iter()
+        .map(|g| f64::from(g.abs()))
+        .fold(0.0, f64::max);
+    if max_abs_diff(&a.grad, &b.grad) > 1e-4 * g_top {
+        for line in worst_params(model, &a.grad, &b.grad, 8) {
+            eprintln!("  {line}");
+        }
+    }
     // Relative to the largest of the loss and its terms: the spectral loss can cancel its
     // terms (~1e-1 each) to ~1e-3 at initialisation, where a relative test on the total
     // would measure float32 cancellation, not the data-parallel sum.
@@ -187,11 +240,7 @@ fn compare_task<T: TrainTask<AB> + Sync>(
         b.norm,
         a.norm
     );
-    let gmax = a
-        .grad
-        .iter()
-        .map(|g| f64::from(g.abs()))
-        .fold(0.0, f64::max);
+    let gmax = g_top;
     let gdiff = max_abs_diff(&a.grad, &b.grad);
     // AdamW's first step moves a weight by about lr * g / (|g| + eps): a gradient entry at
     // the level of the two sums' rounding difference can land anywhere in [-lr, lr] in
