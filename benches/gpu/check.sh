@@ -31,6 +31,12 @@ HF=${HF:-.dev/hf}
 OUT=${OUT:-/tmp/prh-gpu}
 DATA=${DATA:-/tmp/prh-gpu-data}
 BUDGET=${BUDGET:-540}
+# Which stages run (all by default): correct (HF, nodes, data-parallel step; in the
+# background), 10k, 1m, 100k, train, wgpu. E.g. STAGES="correct 1m" M1_LIMIT=420 gives the
+# 10^6 pass the time to finish (~5.5 min projected from the 4 December run).
+STAGES=${STAGES-"correct 10k 1m 100k train wgpu"}
+M1_LIMIT=${M1_LIMIT:-210}
+want() { [[ " $STAGES " == *" $1 "* ]]; }
 mkdir -p "$OUT" "$DATA"
 TIMEFORMAT='  [%R s wall]'
 START=$SECONDS
@@ -47,11 +53,19 @@ echo "host cores: $(nproc)"
 echo "vulkan ICDs: $(ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tr '\n' ' ')"
 stage() { echo; echo "=== $(date -u +%H:%M:%S) (+$(( SECONDS - START )) s) $*"; }
 
-stage "inputs"
-time python3 benches/gpu/pairs.py "$DATA" 10000 100000 1000000
+SIZES=""
+{ want 10k || want wgpu; } && SIZES="$SIZES 10000"
+want 100k && SIZES="$SIZES 100000"
+want 1m && SIZES="$SIZES 1000000"
+if [ -n "$SIZES" ]; then
+  stage "inputs"
+  # shellcheck disable=SC2086 # one argument per size
+  time python3 benches/gpu/pairs.py "$DATA" $SIZES
+fi
 
 # Correctness in the background: HF checkpoints on cuda and wgpu, then the nodes test.
-(
+BG=""
+want correct && (
   echo "--- HF checkpoints, --device cuda"
   timeout 90 python3 benches/gpu/hf.py check "$BIN" "$HF" cuda
   echo "--- HF checkpoints, --device wgpu"
@@ -71,34 +85,47 @@ time python3 benches/gpu/pairs.py "$DATA" 10000 100000 1000000
   fi
   echo "--- background rc $?"
 ) > "$OUT/correctness.log" 2>&1 &
-BG=$!
+want correct && BG=$!
 
-stage "N = 10,000: host pass vs --device cuda (no null)"
-time timeout "$(limit 50)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 > "$OUT/host10k.json"
-time timeout "$(limit 40)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 \
-  --device cuda > "$OUT/cuda10k.json"
-python3 benches/gpu/compare.py "$OUT/host10k.json" "$OUT/cuda10k.json"
+if want 10k; then
+  stage "N = 10,000: host pass vs --device cuda (no null)"
+  time timeout "$(limit 50)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 > "$OUT/host10k.json"
+  time timeout "$(limit 40)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 \
+    --device cuda > "$OUT/cuda10k.json"
+  python3 benches/gpu/compare.py "$OUT/host10k.json" "$OUT/cuda10k.json"
+fi
 
 export PRH_DEVICE_PROFILE=1
-stage "N = 1,000,000 on cuda (no null), stage times"
-time timeout "$(limit 210)" "$BIN" metrics "$DATA/a1000000.npy" "$DATA/b1000000.npy" --json --null 0 \
-  --device cuda --device-mib 32768 > "$OUT/cuda1m.json"
-cat "$OUT/cuda1m.json"; echo
-
-stage "N = 100,000 on cuda (no null), stage times"
-time timeout "$(limit 40)" "$BIN" metrics "$DATA/a100000.npy" "$DATA/b100000.npy" --json --null 0 \
-  --device cuda --device-mib 32768 > "$OUT/cuda100k.json"
+if want 1m; then
+  stage "N = 1,000,000 on cuda (no null), stage times"
+  time timeout "$(limit "$M1_LIMIT")" "$BIN" metrics "$DATA/a1000000.npy" "$DATA/b1000000.npy" \
+    --json --null 0 --device cuda --device-mib 32768 > "$OUT/cuda1m.json"
+  cat "$OUT/cuda1m.json"; echo
+fi
+if want 100k; then
+  stage "N = 100,000 on cuda (no null), stage times"
+  time timeout "$(limit 40)" "$BIN" metrics "$DATA/a100000.npy" "$DATA/b100000.npy" --json --null 0 \
+    --device cuda --device-mib 32768 > "$OUT/cuda100k.json"
+fi
 unset PRH_DEVICE_PROFILE
 
-stage "waiting for the correctness checks"
-wait "$BG"
-cat "$OUT/correctness.log"
+if [ -n "$BG" ]; then
+  stage "waiting for the correctness checks"
+  wait "$BG"
+  cat "$OUT/correctness.log"
+fi
 
-stage "training step on cuda beside PyTorch on cuda"
-time timeout "$(limit 110)" "$BIN" bench train --device cuda --sizes tiny,bert-s --batch 64 --len 64 \
-  --steps 10 --warmup 3 --threads 1 --replicas 1 --peak-n 4096
+if want train; then
+  stage "training step on cuda beside PyTorch on cuda"
+  time timeout "$(limit 110)" "$BIN" bench train --device cuda --sizes tiny,bert-s --batch 64 \
+    --len 64 --steps 10 --warmup 3 --threads 1 --replicas 1 --peak-n 4096
+fi
 
-stage "N = 10,000 on wgpu (no null)"
-time timeout "$(limit 40)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 \
-  --device wgpu > "$OUT/wgpu10k.json" && python3 benches/gpu/compare.py "$OUT/host10k.json" "$OUT/wgpu10k.json"
+if want wgpu; then
+  stage "N = 10,000 on wgpu (no null)"
+  time timeout "$(limit 40)" "$BIN" metrics "$DATA/a10000.npy" "$DATA/b10000.npy" --json --null 0 \
+    --device wgpu > "$OUT/wgpu10k.json"
+  [ -s "$OUT/host10k.json" ] && [ -s "$OUT/wgpu10k.json" ] &&
+    python3 benches/gpu/compare.py "$OUT/host10k.json" "$OUT/wgpu10k.json"
+fi
 stage "done"
