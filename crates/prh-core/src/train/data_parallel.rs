@@ -728,7 +728,10 @@ fn combine_sigreg<B: AutodiffBackend>(
         .sum::<f64>()
         / v as f64;
     // d SIGReg / d C_kv and d SIGReg / d S_kv, constants shared by all replicas.
-    let w_row = st_main.w.clone().transpose(); // (1, K)
+    // (1, K) by reshape, not transpose: the same values in a contiguous layout. The
+    // transposed [K, 1] view broadcast against [M, K] is one suspect of the CUDA gradient
+    // defect (`check_backend`); this change is not verified on a GPU.
+    let w_row = st_main.w.clone().reshape([1, st_main.knots]);
     let coef = 2.0 / (v * loss.slices) as f64;
     let grads: Vec<(Tensor<B, 2>, Tensor<B, 2>)> = means
         .into_iter()
