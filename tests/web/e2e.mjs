@@ -352,12 +352,15 @@ async function alignment(page, url, dir) {
 
 async function embedWith(page, backend) {
   await page.select("#backend", backend);
-  const before = await page.$eval("#embed-ms", (e) => e.dataset.ms + e.dataset.backend).catch(() => "");
+  // The click disables the button until the embedding is done, and the page sets the new
+  // result in the same task that enables it again: wait for the button. (Waiting for a
+  // change in the result's time and backend hung when a repeated CPU embedding took the
+  // same whole ms as the last one.)
   await page.click("#embed");
-  await page.waitForFunction((b) => {
-    const e = document.querySelector("#embed-ms");
-    return (e && e.dataset.ms + e.dataset.backend !== b) || document.querySelector("#error-embed");
-  }, { timeout: 120000 }, before);
+  await page.waitForFunction(() => {
+    const b = document.querySelector("#embed");
+    return (b && !b.disabled && document.querySelector("#embed-ms")) || document.querySelector("#error-embed");
+  }, { timeout: 120000 });
   const err = await page.$("#error-embed");
   if (err) throw new Error(`embedding on ${backend} failed: ${await page.$eval("#error-embed", (e) => e.textContent)}`);
   const got = await page.$eval("#embed-ms", (e) => ({ backend: e.dataset.backend, ms: Number(e.dataset.ms), rows: JSON.parse(e.dataset.rows), text: e.textContent }));
