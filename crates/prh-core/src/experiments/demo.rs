@@ -395,10 +395,10 @@ impl DemoConfig {
         // SIGReg's weight: 0.05, not the paper's 0.02. At 0.02 both rendered SIGReg encoders
         // collapse: their embeddings of the 192 clean renderings span fewer dimensions than
         // F's 11 (seed 0: caption 7, picture 10), since the invariance term outweighs the
-        // isotropy pull on K's weakest directions. Chosen on
-        // seed 5, which no report uses (mean of the two good-view SIGReg mutual 10-NN,
-        // symbols and renderings): 0.02 -> 0.550, 0.05 -> 0.775, 0.1 -> 0.766,
-        // 0.15 -> 0.770 (docs/results.md, issue 19). The spectral loss does not use it.
+        // isotropy pull on K's weakest directions. Chosen on seed 5, which no report uses
+        // (mean of the two good-view SIGReg mutual 10-NN, symbols and renderings):
+        // 0.02 -> 0.550, 0.05 -> 0.775, 0.1 -> 0.766, 0.15 -> 0.770 (docs/results.md,
+        // issue 19). The spectral loss does not use it.
         image.loss.lambda = 0.05;
         image.resolve();
         image.image.features = 3 * image.image.out_dim;
