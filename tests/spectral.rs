@@ -398,3 +398,104 @@ fn next_token_views_share_the_nuisance_and_weaken_the_state() {
         assert!((g - w).abs() < 1e-12, "{eig:?}");
     }
 }
+
+/// `--solver top` (block Lanczos, the top d + 2 pairs) against `--solver full` on one
+/// world: the eigenvalues it finds, both gaps, the comparison with a second kernel (sin-theta
+/// and both bounds) and the rotation check agree to 1e-8 (Lanczos stops at residual 1e-10;
+/// vectors are accurate to that over the gap), and the report says which solver ran.
+#[test]
+fn top_solver_agrees_with_the_full_decomposition() {
+    let args = [
+        "--world",
+        "scenes",
+        "--n",
+        "60",
+        // K's top after the trivial pair is 5/6 nine times, then 2/3: a window of 9 has a
+        // gap of 1/6 (a window inside the repeated value has none, and no unique subspace).
+        "--dim",
+        "9",
+        "--skip-trivial",
+        "--views2",
+        "mix",
+        "--alpha",
+        "0.3",
+    ];
+    let run = |solver: &str| {
+        let mut a = args.to_vec();
+        a.extend(["--solver", solver]);
+        spectral_json(&a)
+    };
+    let (full, top) = (run("full"), run("top"));
+    assert_eq!(full["solver"], "full");
+    assert_eq!(top["solver"], "top");
+    let n = full["n"].as_u64().unwrap();
+    assert_eq!(top["n"].as_u64().unwrap(), n);
+    assert_eq!(full["eigenvalues_computed"].as_u64().unwrap(), n);
+    assert_eq!(top["eigenvalues_computed"].as_u64().unwrap(), 11);
+    let (ef, et) = (floats(&full["eigenvalues"]), floats(&top["eigenvalues"]));
+    assert_eq!(et.len(), 11);
+    assert!((full["gap"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-9);
+    for (a, b) in et.iter().zip(&ef) {
+        assert!((a - b).abs() < 1e-8, "{et:?} vs {ef:?}");
+    }
+    let close = |key: &str, x: &Value, y: &Value| {
+        let (a, b) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+        assert!((a - b).abs() < 1e-8, "{key}: top {a} vs full {b}");
+    };
+    for key in [
+        "gap",
+        "gap_with_trivial",
+        "gap_without_trivial",
+        "sin_theta_op",
+        "sin_theta_fro",
+        "e_op",
+        "davis_kahan_bound_fro",
+    ] {
+        close(key, &top[key], &full[key]);
+    }
+    close(
+        "rotation residual",
+        &top["rotation"]["relative_residual"],
+        &full["rotation"]["relative_residual"],
+    );
+    // The table says what it did not compute.
+    let out = bin()
+        .args([
+            "spectral", "--world", "ring", "--n", "40", "--solver", "top",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("block Lanczos") && text.contains("more not computed"),
+        "{text}"
+    );
+}
+
+/// A top eigenvalue repeated more often than `--solver top` computes (10 clusters with no
+/// mixing: eigenvalue 1 ten times, top d + 2 = 3 asked) fails with the cause named;
+/// `--solver auto` on a large world of that kind falls back to the full decomposition.
+#[test]
+fn top_solver_refuses_a_top_eigenspace_it_cannot_hold() {
+    let e = spectral_error(&[
+        "--world",
+        "clusters",
+        "--n",
+        "40",
+        "--clusters",
+        "10",
+        "--nuisances",
+        "1",
+        "--dim",
+        "1",
+        "--solver",
+        "top",
+    ]);
+    assert!(e.contains("eigenspace may be larger"), "{e}");
+    assert!(spectral_error(&["--world", "ring", "--solver", "lanczos"]).contains("full"));
+}

@@ -32,7 +32,7 @@ use crate::linalg::procrustes;
 use crate::linalg::{Matrix, fro_norm, op_norm};
 use crate::theory::kernel::Kernel;
 use crate::theory::pair_graph::{Pairing, pair_matrix};
-use crate::theory::spectrum::{Spectrum, SpectrumSummary};
+use crate::theory::spectrum::{Solver, Spectrum, SpectrumSummary};
 use crate::theory::world::World;
 use crate::{Error, Result};
 use serde::Serialize;
@@ -188,8 +188,16 @@ pub fn compare_given_op_norm(
 /// # Shapes
 /// `pi [n, n]`
 pub fn analyse(pi: &Matrix) -> Result<(Kernel, Spectrum)> {
+    analyse_with(pi, Solver::Full)
+}
+
+/// [`analyse`] with a choice of eigensolver ([`Spectrum::compute`]).
+///
+/// # Shapes
+/// `pi [n, n]`
+pub fn analyse_with(pi: &Matrix, solver: Solver) -> Result<(Kernel, Spectrum)> {
     let k = Kernel::new(pi.as_ref())?;
-    let s = Spectrum::new(&k)?;
+    let s = Spectrum::compute(&k, solver)?;
     Ok((k, s))
 }
 
