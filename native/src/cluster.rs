@@ -291,30 +291,7 @@ impl Coordinator {
         let _ = listener.set_nonblocking(true);
         let mut waiting: Vec<(Hello, TcpStream)> = Vec::new();
         loop {
-            match listener.accept() {
-                Ok((mut stream, _)) => {
-                    let _ = stream.set_nonblocking(false);
-                    let _ = stream.set_read_timeout(Some(SILENT_AFTER));
-                    let mut line = String::new();
-                    let read = stream
-                        .try_clone()
-                        .map(BufReader::new)
-                        .and_then(|mut r| r.read_line(&mut line));
-                    match (read, serde_json::from_str::<Hello>(line.trim())) {
-                        (Ok(_), Ok(h)) => waiting.push((h, stream)),
-                        _ => {
-                            let _ = send(
-                                &mut stream,
-                                &Notice::Error("expected a prh-native node's hello".into()),
-                            );
-                        }
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(20)),
-            }
+            accept_hello(listener, &mut waiting);
             // Judge waiting nodes against node 0 once it is here.
             let mut members = self.members.lock().unwrap_or_else(|p| p.into_inner());
             if members.is_empty()
@@ -327,34 +304,7 @@ impl Coordinator {
                     done: false,
                 });
             }
-            if let Some(lead) = members.first().map(|m| m.hello.clone()) {
-                for (h, mut stream) in waiting.drain(..) {
-                    let why = if h.rank >= lead.nodes {
-                        Some(format!("{}: rank out of range 0..{}", h.who(), lead.nodes))
-                    } else if members.iter().any(|m| m.hello.rank == h.rank) {
-                        Some(format!("{}: rank {} has already joined", h.who(), h.rank))
-                    } else {
-                        Self::refuse(&h, &lead)
-                    };
-                    match why {
-                        Some(why) => {
-                            eprintln!("coordinator: refused {why}");
-                            if let Ok(mut r) = self.refused.lock() {
-                                r.push((h.rank, why.clone()));
-                            }
-                            let _ = send(
-                                &mut stream,
-                                &Notice::Error(format!("refused at join: {why}")),
-                            );
-                        }
-                        None => members.push(Member {
-                            hello: h,
-                            stream,
-                            done: false,
-                        }),
-                    }
-                }
-            }
+            self.admit(&mut members, &mut waiting);
             if members.len() == nodes {
                 members.sort_by_key(|m| m.hello.rank);
                 for m in members.iter_mut() {
@@ -363,24 +313,64 @@ impl Coordinator {
                 return true;
             }
             if Instant::now() >= deadline {
-                let missing: Vec<String> = (0..nodes)
-                    .filter(|r| !members.iter().any(|m| m.hello.rank == *r))
-                    .map(|r| r.to_string())
-                    .collect();
-                let mut why = format!(
-                    "node(s) {} never joined the run within the join timeout",
-                    missing.join(", ")
-                );
-                if let Ok(r) = self.refused.lock() {
-                    for (_, reason) in r.iter() {
-                        why.push_str(&format!("; refused: {reason}"));
-                    }
-                }
-                for m in members.iter_mut() {
-                    let _ = send(&mut m.stream, &Notice::Error(why.clone()));
-                }
+                self.never_joined(&mut members, nodes);
                 return false;
             }
+        }
+    }
+
+    /// Judges every waiting node against node 0's hello (once node 0 is a member): admits
+    /// it, or refuses it with the reason (rank out of range or taken, another config or
+    /// start step), recorded for the timeout message.
+    fn admit(&self, members: &mut Vec<Member>, waiting: &mut Vec<(Hello, TcpStream)>) {
+        if let Some(lead) = members.first().map(|m| m.hello.clone()) {
+            for (h, mut stream) in waiting.drain(..) {
+                let why = if h.rank >= lead.nodes {
+                    Some(format!("{}: rank out of range 0..{}", h.who(), lead.nodes))
+                } else if members.iter().any(|m| m.hello.rank == h.rank) {
+                    Some(format!("{}: rank {} has already joined", h.who(), h.rank))
+                } else {
+                    Self::refuse(&h, &lead)
+                };
+                match why {
+                    Some(why) => {
+                        eprintln!("coordinator: refused {why}");
+                        if let Ok(mut r) = self.refused.lock() {
+                            r.push((h.rank, why.clone()));
+                        }
+                        let _ = send(
+                            &mut stream,
+                            &Notice::Error(format!("refused at join: {why}")),
+                        );
+                    }
+                    None => members.push(Member {
+                        hello: h,
+                        stream,
+                        done: false,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Tells every member that the run will not start: which ranks never joined, and
+    /// who was refused and why.
+    fn never_joined(&self, members: &mut [Member], nodes: usize) {
+        let missing: Vec<String> = (0..nodes)
+            .filter(|r| !members.iter().any(|m| m.hello.rank == *r))
+            .map(|r| r.to_string())
+            .collect();
+        let mut why = format!(
+            "node(s) {} never joined the run within the join timeout",
+            missing.join(", ")
+        );
+        if let Ok(r) = self.refused.lock() {
+            for (_, reason) in r.iter() {
+                why.push_str(&format!("; refused: {reason}"));
+            }
+        }
+        for m in members.iter_mut() {
+            let _ = send(&mut m.stream, &Notice::Error(why.clone()));
         }
     }
 
@@ -784,6 +774,35 @@ fn hostname() -> String {
         .filter(|s| !s.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// Takes one pending connection, if any, and reads its hello line into `waiting`; a peer
+/// that sends no hello is told so. Sleeps 20 ms when nobody is waiting.
+fn accept_hello(listener: &TcpListener, waiting: &mut Vec<(Hello, TcpStream)>) {
+    match listener.accept() {
+        Ok((mut stream, _)) => {
+            let _ = stream.set_nonblocking(false);
+            let _ = stream.set_read_timeout(Some(SILENT_AFTER));
+            let mut line = String::new();
+            let read = stream
+                .try_clone()
+                .map(BufReader::new)
+                .and_then(|mut r| r.read_line(&mut line));
+            match (read, serde_json::from_str::<Hello>(line.trim())) {
+                (Ok(_), Ok(h)) => waiting.push((h, stream)),
+                _ => {
+                    let _ = send(
+                        &mut stream,
+                        &Notice::Error("expected a prh-native node's hello".into()),
+                    );
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            std::thread::sleep(Duration::from_millis(20))
+        }
+        Err(_) => std::thread::sleep(Duration::from_millis(20)),
+    }
 }
 
 #[cfg(test)]

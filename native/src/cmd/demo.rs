@@ -478,20 +478,7 @@ fn train_all(
         cfg.image.run.steps,
         cfg.caption.run.steps
     );
-    let mut jobs: Vec<(usize, Job)> = pairs
-        .iter()
-        .flat_map(|&(observation, loss, theory)| {
-            [Modality::Image, Modality::Text].map(|m| Job {
-                observation,
-                loss,
-                theory,
-                m,
-            })
-        })
-        .enumerate()
-        .collect();
-    // Stable: equal ranks keep the report's order.
-    jobs.sort_by_key(|(_, j)| j.cost_rank());
+    let jobs = jobs_costliest_first(&pairs);
     let trained = pool(workers, jobs.len(), |i| {
         let job = jobs[i].1;
         train_one(args, cfg, &theories[job.theory], job, replicas)
@@ -527,8 +514,37 @@ fn train_all(
             emb_dir,
         )
     })?;
+    print_steps(&results);
+    println!("  evaluated in {:.0} s so far", t0.elapsed().as_secs_f64());
+    Ok(results)
+}
+
+/// The training jobs of `pairs` (observation, loss, theory), an image and a caption
+/// encoder each, with their slot in report order (pair p's image 2p, its caption 2p + 1),
+/// costliest first.
+fn jobs_costliest_first(pairs: &[(Observation, LossKind, usize)]) -> Vec<(usize, Job)> {
+    let mut jobs: Vec<(usize, Job)> = pairs
+        .iter()
+        .flat_map(|&(observation, loss, theory)| {
+            [Modality::Image, Modality::Text].map(|m| Job {
+                observation,
+                loss,
+                theory,
+                m,
+            })
+        })
+        .enumerate()
+        .collect();
+    // Stable: equal ranks keep the report's order.
+    jobs.sort_by_key(|(_, j)| j.cost_rank());
+    jobs
+}
+
+/// How many steps each pair's encoders trained, and whether the plateau or the budget
+/// stopped them.
+fn print_steps(results: &[KindResults]) {
     let stop = |plateau: bool| if plateau { " (plateau)" } else { " (budget)" };
-    for r in &results {
+    for r in results {
         println!(
             "  {} {} {}-view encoders: image {} steps{}, caption {} steps{}",
             r.observation.name(),
@@ -540,8 +556,6 @@ fn train_all(
             stop(r.text_training.plateau),
         );
     }
-    println!("  evaluated in {:.0} s so far", t0.elapsed().as_secs_f64());
-    Ok(results)
 }
 
 /// The random-init baseline: each observation's encoders before training.

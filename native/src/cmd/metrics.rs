@@ -29,14 +29,14 @@ use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::report::{ScalingSeries, svg_log_x};
 use prh_core::formats::features::Features;
-use prh_core::measure::gallery::gallery_curve;
+use prh_core::measure::gallery::{GalleryPoint, gallery_curve};
 use prh_core::measure::metrics::{
     AlignmentReport, MetricOptions, measure_reporting, measure_with_pass,
 };
 use prh_core::measure::preprocess::Preprocess;
 use prh_core::progress::OnTick;
 use prh_core::tasks::gram_device::device_pass;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `prh-native metrics`.
 #[derive(clap::Args, Debug)]
@@ -311,6 +311,44 @@ fn notes(args: &Args, r: &AlignmentReport) {
     }
 }
 
+/// The gallery curve as an SVG (log x): mutual k-NN, the null's mean where computed, and
+/// chance k / (n - 1).
+fn write_curve_svg(path: &Path, points: &[GalleryPoint], k: usize) -> Result<()> {
+    let raw: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.mutual_knn)).collect();
+    let null: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|p| p.null.map(|s| (p.n as f64, s.mean)))
+        .collect();
+    let chance: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.chance)).collect();
+    let label = format!("mutual {}-NN", k);
+    let mut series = vec![ScalingSeries {
+        label: &label,
+        points: &raw,
+        law: None,
+    }];
+    if !null.is_empty() {
+        series.push(ScalingSeries {
+            label: "null mean",
+            points: &null,
+            law: None,
+        });
+    }
+    series.push(ScalingSeries {
+        label: "chance k/(n-1)",
+        points: &chance,
+        law: None,
+    });
+    let svg = svg_log_x(
+        "mutual k-NN against gallery size",
+        "samples in the gallery (log scale)",
+        &label,
+        &series,
+    );
+    std::fs::write(path, svg)
+        .with_context(|| format!("writing the gallery curve to {}", path.display()))?;
+    Ok(())
+}
+
 /// `--gallery-curve`: the table (or JSON) and the optional SVG.
 fn curve(
     args: &Args,
@@ -330,38 +368,7 @@ fn curve(
         )
     })?;
     if let Some(path) = &args.curve_svg {
-        let raw: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.mutual_knn)).collect();
-        let null: Vec<(f64, f64)> = points
-            .iter()
-            .filter_map(|p| p.null.map(|s| (p.n as f64, s.mean)))
-            .collect();
-        let chance: Vec<(f64, f64)> = points.iter().map(|p| (p.n as f64, p.chance)).collect();
-        let label = format!("mutual {}-NN", opts.k);
-        let mut series = vec![ScalingSeries {
-            label: &label,
-            points: &raw,
-            law: None,
-        }];
-        if !null.is_empty() {
-            series.push(ScalingSeries {
-                label: "null mean",
-                points: &null,
-                law: None,
-            });
-        }
-        series.push(ScalingSeries {
-            label: "chance k/(n-1)",
-            points: &chance,
-            law: None,
-        });
-        let svg = svg_log_x(
-            "mutual k-NN against gallery size",
-            "samples in the gallery (log scale)",
-            &label,
-            &series,
-        );
-        std::fs::write(path, svg)
-            .with_context(|| format!("writing the gallery curve to {}", path.display()))?;
+        write_curve_svg(path, &points, opts.k)?;
     }
     if args.json {
         println!(

@@ -20,7 +20,7 @@
 //! retrieval (the English val caption whose TF-IDF vector is nearest the German caption's:
 //! what shared surface tokens alone give).
 
-use super::train_decoder::{embed_rows, load_decoder};
+use super::train_decoder::{DecoderRun, embed_rows, load_decoder};
 use crate::output::{ResultsHeader, write_file, write_results};
 use crate::run_folder::{load_text, load_text_model, stored_config};
 use anyhow::{Context, Result, bail};
@@ -143,27 +143,7 @@ pub fn run(args: Args) -> Result<()> {
     let src = TextRun::load(&args.source_run, "--source-run", &device)?;
     let tgt = TextRun::load(&args.text_run, "--text-run", &device)?;
     let dec = load_decoder::<Inner>(&args.decoder_run, "--decoder-run", &device)?;
-    let fp = &dec.fingerprint;
-    if !fp.is_checkpoint(tgt.ck.meta.step, tgt.ck.meta.crc32) {
-        bail!(
-            "--decoder-run {} was trained on the encoder {} (step {}, crc {:08x}), not on \
-             --text-run {} (step {}, crc {:08x})",
-            args.decoder_run.display(),
-            fp.run,
-            fp.step,
-            fp.crc32,
-            args.text_run.display(),
-            tgt.ck.meta.step,
-            tgt.ck.meta.crc32
-        );
-    }
-    if src.spec.d_model != tgt.spec.d_model {
-        bail!(
-            "--source-run embeds in d = {} and --text-run in d = {}: a rotation maps equal widths",
-            src.spec.d_model,
-            tgt.spec.d_model
-        );
-    }
+    check_runs(&args, &src, &tgt, &dec)?;
     let (sl, tl) = (src.cfg.data.lang.clone(), tgt.cfg.data.lang.clone());
     let data = corpus::data_dir(args.data.as_deref())
         .context("no data directory: pass --data DIR or set PRH_DATA")?;
@@ -218,13 +198,59 @@ pub fn run(args: Args) -> Result<()> {
         "TF-IDF retrieval".into(),
         tfidf_retrieval(&first(&fit, true), &first(&test, false)),
     ));
+    let table = print_scores(&rows, &refs);
+    if let Some(out) = &args.out {
+        let body = json!({
+            "source_run": args.source_run, "text_run": args.text_run, "decoder_run": args.decoder_run,
+            "fit_split": args.fit_split, "test_split": args.test_split, "fit_pairs": fit.len(),
+            "test_images": test.len(), "beam": beam, "references": "target captions 2-5 of each image",
+            "rows": table,
+        });
+        write_outputs(&args, out, &test, &rows, &body, t0)?;
+    }
+    Ok(())
+}
+
+/// Refuses a decoder trained on another encoder than `--text-run`, and two encoders of
+/// different widths (a rotation maps equal widths).
+fn check_runs(args: &Args, src: &TextRun, tgt: &TextRun, dec: &DecoderRun<Inner>) -> Result<()> {
+    let fp = &dec.fingerprint;
+    if !fp.is_checkpoint(tgt.ck.meta.step, tgt.ck.meta.crc32) {
+        bail!(
+            "--decoder-run {} was trained on the encoder {} (step {}, crc {:08x}), not on \
+             --text-run {} (step {}, crc {:08x})",
+            args.decoder_run.display(),
+            fp.run,
+            fp.step,
+            fp.crc32,
+            args.text_run.display(),
+            tgt.ck.meta.step,
+            tgt.ck.meta.crc32
+        );
+    }
+    if src.spec.d_model != tgt.spec.d_model {
+        bail!(
+            "--source-run embeds in d = {} and --text-run in d = {}: a rotation maps equal widths",
+            src.spec.d_model,
+            tgt.spec.d_model
+        );
+    }
+    Ok(())
+}
+
+/// Prints each method's BLEU-1, BLEU-4 and CIDEr-D against `refs` and returns the rows
+/// for results.json (`{"method", "scores"}`).
+fn print_scores(
+    rows: &[(String, Vec<String>)],
+    refs: &[Vec<Vec<String>>],
+) -> Vec<serde_json::Value> {
     println!(
         "{:<26} {:>7} {:>7} {:>8}",
         "method", "BLEU-1", "BLEU-4", "CIDEr-D"
     );
     let mut table = Vec::new();
-    for (name, caps) in &rows {
-        let s = scores(caps, &refs);
+    for (name, caps) in rows {
+        let s = scores(caps, refs);
         println!(
             "{:<26} {:>7.3} {:>7.3} {:>8.3}",
             name,
@@ -234,30 +260,36 @@ pub fn run(args: Args) -> Result<()> {
         );
         table.push(json!({ "method": name, "scores": s }));
     }
-    if let Some(out) = &args.out {
-        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-        let mut lines = String::new();
-        for (i, (a, b)) in test.iter().enumerate() {
-            let by: serde_json::Map<String, serde_json::Value> =
-                rows.iter().map(|(n, c)| (n.clone(), json!(c[i]))).collect();
-            lines += &(json!({ "id": a.id, "source": a.texts[0], "references": b.texts[1..], "translations": by }).to_string() + "\n");
-        }
-        write_file(&out.join("translations.jsonl"), lines)?;
-        let header = ResultsHeader::new(
-            "translate",
-            &args.decoder_run.display().to_string(),
-            "cpu",
-            t0.elapsed().as_secs_f64(),
-        );
-        let body = json!({
-            "source_run": args.source_run, "text_run": args.text_run, "decoder_run": args.decoder_run,
-            "fit_split": args.fit_split, "test_split": args.test_split, "fit_pairs": fit.len(),
-            "test_images": test.len(), "beam": beam, "references": "target captions 2-5 of each image",
-            "rows": table,
-        });
-        write_results(out, &header, &body)?;
-        println!("wrote {}", out.display());
+    table
+}
+
+/// Writes `out/translations.jsonl` (one line per test image: its source caption, its
+/// references and every method's translation) and `out/results.json` (`body` under the
+/// common header).
+fn write_outputs(
+    args: &Args,
+    out: &Path,
+    test: &[(Group, Group)],
+    rows: &[(String, Vec<String>)],
+    body: &serde_json::Value,
+    t0: Instant,
+) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut lines = String::new();
+    for (i, (a, b)) in test.iter().enumerate() {
+        let by: serde_json::Map<String, serde_json::Value> =
+            rows.iter().map(|(n, c)| (n.clone(), json!(c[i]))).collect();
+        lines += &(json!({ "id": a.id, "source": a.texts[0], "references": b.texts[1..], "translations": by }).to_string() + "\n");
     }
+    write_file(&out.join("translations.jsonl"), lines)?;
+    let header = ResultsHeader::new(
+        "translate",
+        &args.decoder_run.display().to_string(),
+        "cpu",
+        t0.elapsed().as_secs_f64(),
+    );
+    write_results(out, &header, body)?;
+    println!("wrote {}", out.display());
     Ok(())
 }
 

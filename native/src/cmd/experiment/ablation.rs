@@ -64,40 +64,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             .0;
         let opts = super::bilingual::metric_options(spec, 0, true);
         for &seed in &spec.seeds {
-            let mut none = |_: usize, _: &_, _: &_, _: &str| Ok(());
-            let (first, cross) = if row.cross {
-                let pair = bi.train_pair::<B>(
-                    &rcfg,
-                    &source,
-                    row.objective,
-                    seed,
-                    None,
-                    0,
-                    devices,
-                    none,
-                )?;
-                let curve = bi.curve(&rcfg, &source, &pair)?;
-                let steps = curve.last().map_or(0, |p| p.step);
-                let first = super::bilingual::LangRun {
-                    snaps: pair.snaps[0].clone(),
-                    final_loss: pair.final_loss[0],
-                    train_s: pair.train_s[0],
-                    steps,
-                };
-                (first, curve.last().copied())
-            } else {
-                let run = bi.train_lang::<B>(
-                    &rcfg,
-                    &source,
-                    0,
-                    (row.objective, seed),
-                    None,
-                    0,
-                    devices,
-                    &mut none,
-                )?;
-                (run, None)
-            };
+            let (first, cross) = train_row::<B>(&bi, &rcfg, &source, row, seed, devices)?;
             let (init, last) = match (first.snaps.first(), first.snaps.last()) {
                 (Some(i), Some(l)) => (i, l),
                 _ => anyhow::bail!("row `{}`: no snapshot recorded", row.name),
@@ -112,19 +79,9 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
                 pair_init: bi.pair_scores(&init.embeddings, d, &opts)?,
                 cross,
             });
-            let r = results.last().context("a row was just pushed")?;
-            eprintln!(
-                "{} seed {seed}: {} cap 1 vs 2 mutual k-NN {:.4}, R@1 {:.4}{}",
-                row.name,
-                spec.langs[0],
-                r.pair.mutual_knn,
-                r.pair.r1,
-                r.cross
-                    .map(|c| format!(
-                        "; {} vs {} mutual k-NN {:.4}",
-                        spec.langs[0], spec.langs[1], c.mutual_knn
-                    ))
-                    .unwrap_or_default()
+            print_row(
+                results.last().context("a row was just pushed")?,
+                &spec.langs,
             );
         }
     }
@@ -149,6 +106,62 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         out.display()
     );
     Ok(())
+}
+
+/// Trains `row`'s first-language encoder for `seed` (with `cross`, the second language's
+/// beside it): the first language's run and, with `cross`, the last cross-language point.
+fn train_row<B: AutodiffBackend>(
+    bi: &Bilingual,
+    rcfg: &ExperimentConfig,
+    source: &str,
+    row: &AblationRow,
+    seed: u64,
+    devices: Devices<B>,
+) -> Result<(super::bilingual::LangRun, Option<AlignmentPoint>)> {
+    let mut none = |_: usize, _: &_, _: &_, _: &str| Ok(());
+    if row.cross {
+        let pair = bi.train_pair::<B>(rcfg, source, row.objective, seed, None, 0, devices, none)?;
+        let curve = bi.curve(rcfg, source, &pair)?;
+        let steps = curve.last().map_or(0, |p| p.step);
+        let first = super::bilingual::LangRun {
+            snaps: pair.snaps[0].clone(),
+            final_loss: pair.final_loss[0],
+            train_s: pair.train_s[0],
+            steps,
+        };
+        Ok((first, curve.last().copied()))
+    } else {
+        let run = bi.train_lang::<B>(
+            rcfg,
+            source,
+            0,
+            (row.objective, seed),
+            None,
+            0,
+            devices,
+            &mut none,
+        )?;
+        Ok((run, None))
+    }
+}
+
+/// One line per finished row and seed: the first language's caption 1 vs 2 scores and,
+/// with `cross`, the two languages' mutual k-NN.
+fn print_row(r: &RowResult, langs: &[String]) {
+    eprintln!(
+        "{} seed {}: {} cap 1 vs 2 mutual k-NN {:.4}, R@1 {:.4}{}",
+        r.name,
+        r.seed,
+        langs[0],
+        r.pair.mutual_knn,
+        r.pair.r1,
+        r.cross
+            .map(|c| format!(
+                "; {} vs {} mutual k-NN {:.4}",
+                langs[0], langs[1], c.mutual_knn
+            ))
+            .unwrap_or_default()
+    );
 }
 
 /// The experiment config with `row`'s overrides after the experiment's own.

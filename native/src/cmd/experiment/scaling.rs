@@ -262,51 +262,31 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
     check_scaling(&cfg)?;
-    let budgets: Vec<(&str, &[usize])> = spec
-        .objectives
-        .iter()
-        .map(|&o| (o.label(), spec.scaling.budgets_for(o)))
-        .collect();
-    let measure = spec.scaling.measure.as_str();
-    let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
-        "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
-    )?;
     let out = out_dir(args)?;
-    let measure = if measure == "multilingual" {
-        Measure::Multilingual(Box::new(Bilingual::load(&cfg, &source, &dir)?))
-    } else {
-        Measure::Vision(Box::new(load(args, &cfg, &source, &dir)?))
-    };
+    let measure = load_measure(args, &cfg, &source)?;
     let batch = cfg
         .train_config(&source, ViewKind::Good, 0, "en")?
         .views
         .batch_size as f64;
-    eprintln!(
-        "{}: budgets (steps) {budgets:?} x {} seeds, batch {batch}, {} groups, measure {}",
-        spec.name,
-        spec.seeds.len(),
-        measure.groups(),
-        spec.scaling.measure
-    );
+    announce(&cfg, &measure, batch);
     let scaled = Scaled {
         cfg: &cfg,
         source: &source,
         measure: &measure,
         batch,
     };
-    let mut points = Vec::new();
-    let mut all_runs = Vec::new();
-    let mut trained_by = None;
-    let mut wall_s = None;
-    if args.from_results {
-        let (recorded, command, wall) = recorded_runs(&out, &cfg, batch)?;
-        (points, all_runs, trained_by, wall_s) =
-            (recorded.0, recorded.1, Some(command), Some(wall));
+    // Every run trained now, or (--from-results) read back with the command that trained
+    // them and its wall time.
+    let (points, all_runs, trained_by, wall_s) = if args.from_results {
+        let ((points, runs), command, wall) = recorded_runs(&out, &cfg, batch)?;
+        (points, runs, Some(command), Some(wall))
     } else {
-        for &objective in &spec.objectives {
-            all_runs.push(scaled.runs::<B>(objective, &mut points, devices)?);
-        }
-    }
+        let mut points = Vec::new();
+        let runs = (spec.objectives.iter())
+            .map(|&objective| scaled.runs::<B>(objective, &mut points, devices))
+            .collect::<Result<Vec<_>>>()?;
+        (points, runs, None, None)
+    };
     let curves: Vec<Curve> = spec
         .objectives
         .iter()
@@ -325,10 +305,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "batch_size": batch,
         "held_out": spec.scaling.held_out,
         "fit_from": spec.scaling.fit_from,
-        "curves": curves,
-        "efficiency": efficiency,
-        "baselines": baselines,
-        "points": points,
+        "curves": curves, "efficiency": efficiency, "baselines": baselines, "points": points,
         // With --from-results: the command that trained the runs (`command` is the one
         // that rebuilt the analysis; `wall_s` stays the training's).
         "trained_by": trained_by,
@@ -349,6 +326,37 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         out.display()
     );
     Ok(())
+}
+
+/// Prints what the experiment will run: each objective's budgets, the seeds, the batch,
+/// and the measure's size.
+fn announce(cfg: &ExperimentConfig, measure: &Measure, batch: f64) {
+    let spec = &cfg.spec;
+    let budgets: Vec<(&str, &[usize])> = spec
+        .objectives
+        .iter()
+        .map(|&o| (o.label(), spec.scaling.budgets_for(o)))
+        .collect();
+    eprintln!(
+        "{}: budgets (steps) {budgets:?} x {} seeds, batch {batch}, {} groups, measure {}",
+        spec.name,
+        spec.seeds.len(),
+        measure.groups(),
+        spec.scaling.measure
+    );
+}
+
+/// The alignment measure `experiment.scaling.measure` names, loaded from the data folder:
+/// the multilingual pair (Multi30k) or the vision one (ImageNet class texts and vectors).
+fn load_measure(args: &Args, cfg: &ExperimentConfig, source: &str) -> Result<Measure> {
+    let dir = prh_core::text::corpus::data_dir(args.data.as_deref()).context(
+        "no data directory: pass --data DIR or set PRH_DATA (needs DIR/imagenet and DIR/multi30k)",
+    )?;
+    Ok(if cfg.spec.scaling.measure == "multilingual" {
+        Measure::Multilingual(Box::new(Bilingual::load(cfg, source, &dir)?))
+    } else {
+        Measure::Vision(Box::new(load(args, cfg, source, &dir)?))
+    })
 }
 
 /// The runs a previous `scaling` recorded in `out/results.json` (its `points`), checked
@@ -384,34 +392,13 @@ fn recorded_runs(
         for &steps in spec.scaling.budgets_for(objective) {
             let mut vals = Vec::new();
             for &seed in &spec.seeds {
-                let p = points
-                    .iter()
-                    .find(|p| {
-                        p["objective"] == objective.label()
-                            && p["steps"] == steps
-                            && p["seed"] == seed
-                    })
-                    .with_context(|| {
-                        format!(
-                            "{}: `points` has no run of {} at {steps} steps, seed {seed} (the \
-                             config's budgets and seeds must be those that were trained)",
-                            path.display(),
-                            objective.label()
-                        )
-                    })?;
-                if p["samples"].as_f64() != Some(steps as f64 * batch) {
-                    bail!(
-                        "{}: the run of {} at {steps} steps had {} samples; this config's \
-                         batch gives {}",
-                        path.display(),
-                        objective.label(),
-                        p["samples"],
-                        steps as f64 * batch
-                    );
-                }
-                vals.push(p["scores"]["mutual_knn"].as_f64().with_context(|| {
-                    format!("{}: a point has no scores.mutual_knn", path.display())
-                })?);
+                vals.push(recorded_point(
+                    &points,
+                    &path,
+                    objective,
+                    (steps, seed),
+                    batch,
+                )?);
             }
             per_seed.push(vals);
         }
@@ -443,6 +430,42 @@ fn recorded_runs(
         .to_string();
     let wall = field("wall_s")?.as_f64().unwrap_or(f64::NAN);
     Ok(((points, runs), command, wall))
+}
+
+/// The mutual k-NN of the recorded run of `objective` at (`steps`, `seed`) in `points`
+/// (of `path`), refused if absent or if its sample count is not `steps` x this config's
+/// `batch`.
+fn recorded_point(
+    points: &[serde_json::Value],
+    path: &std::path::Path,
+    objective: ViewKind,
+    (steps, seed): (usize, u64),
+    batch: f64,
+) -> Result<f64> {
+    let p = points
+        .iter()
+        .find(|p| p["objective"] == objective.label() && p["steps"] == steps && p["seed"] == seed)
+        .with_context(|| {
+            format!(
+                "{}: `points` has no run of {} at {steps} steps, seed {seed} (the \
+                 config's budgets and seeds must be those that were trained)",
+                path.display(),
+                objective.label()
+            )
+        })?;
+    if p["samples"].as_f64() != Some(steps as f64 * batch) {
+        bail!(
+            "{}: the run of {} at {steps} steps had {} samples; this config's \
+             batch gives {}",
+            path.display(),
+            objective.label(),
+            p["samples"],
+            steps as f64 * batch
+        );
+    }
+    p["scores"]["mutual_knn"]
+        .as_f64()
+        .with_context(|| format!("{}: a point has no scores.mutual_knn", path.display()))
 }
 
 /// What every run of the experiment shares: its config, the measure and the batch size.
@@ -731,6 +754,24 @@ fn report_md(
          | objective | samples | mutual 10-NN (seed mean ± std) | seed range |\n|---|---|---|---|\n",
         header.device
     );
+    md.push_str(&points_md(curves, base)?);
+    md.push_str(&best_md(curves, base)?);
+    md.push_str(&laws_md(curves));
+    md.push_str(&efficiency_md(eff));
+    if curves.iter().any(|c| c.law.is_some_and(|l| l.b <= 0.0)) {
+        md.push_str(
+            "\nA law with b ≤ 0 describes alignment that *falls* (or stays flat) as samples \
+             grow; its exponent then carries no scaling information.\n",
+        );
+    }
+    md.push_str("\n![alignment vs samples](alignment_vs_samples.svg)\n\nDots: runs (seed mean); dashed: the law fit on all budgets.\n");
+    Ok(md)
+}
+
+/// The report's table rows: every budget of every curve (seed mean ± std, seed range),
+/// each objective's random init, the null and TF-IDF.
+fn points_md(curves: &[Curve], base: &Baselines) -> Result<String> {
+    let mut md = String::new();
     for c in curves {
         for (i, (x, y)) in c.samples.iter().zip(&c.mutual_knn).enumerate() {
             let s = seed_stats(&c.seed_mutual_knn[i])?;
@@ -756,6 +797,13 @@ fn report_md(
         "| TF-IDF (no training) | – | {:.4} | |\n\n",
         base.tfidf_mutual_knn
     ));
+    Ok(md)
+}
+
+/// Each curve's best budget against TF-IDF and its random init (whole seed range above or
+/// below), and whether alignment rises from the smallest budget to the largest.
+fn best_md(curves: &[Curve], base: &Baselines) -> Result<String> {
+    let mut md = String::new();
     for c in curves {
         let (best_i, best) = argmax(&c.mutual_knn);
         let s = seed_stats(&c.seed_mutual_knn[best_i])?;
@@ -795,6 +843,13 @@ fn report_md(
             if c.rises { "apart" } else { "overlap or fall" }
         ));
     }
+    Ok(md)
+}
+
+/// The laws' table: each objective's fit, its held-out budget observed (seed range) and
+/// predicted by the fit without it.
+fn laws_md(curves: &[Curve]) -> String {
+    let mut md = String::new();
     md.push_str("\n| objective | law (budgets from, all) | held-out samples | observed (seed range) | predicted (fit without it) | within the seed range |\n|---|---|---|---|---|---|\n");
     let law = |l: &Option<PowerLaw>| {
         l.map_or("no fit".to_string(), |l| {
@@ -820,15 +875,7 @@ fn report_md(
             }
         ));
     }
-    md.push_str(&efficiency_md(eff));
-    if curves.iter().any(|c| c.law.is_some_and(|l| l.b <= 0.0)) {
-        md.push_str(
-            "\nA law with b ≤ 0 describes alignment that *falls* (or stays flat) as samples \
-             grow; its exponent then carries no scaling information.\n",
-        );
-    }
-    md.push_str("\n![alignment vs samples](alignment_vs_samples.svg)\n\nDots: runs (seed mean); dashed: the law fit on all budgets.\n");
-    Ok(md)
+    md
 }
 
 /// `[lo, hi]` of a JSON pair as "lo–hi" (— when null).

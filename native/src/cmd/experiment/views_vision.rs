@@ -316,6 +316,34 @@ fn table_rows(rows: &[(String, serde_json::Value)]) -> String {
     md
 }
 
+/// "What it means": the paper's ordering, then good views' mutual 10-NN and R@5 text→image
+/// minus each other row's (seed means).
+fn differences_md(rows: &[(String, serde_json::Value)]) -> String {
+    let mut md = String::new();
+    let mean = |label: &str, key: &str| {
+        rows.iter()
+            .find(|r| r.0 == label)
+            .and_then(|r| r.1[key]["mean"].as_f64())
+    };
+    md.push_str(
+        "\n## What it means\n\nThe paper predicts good views > bad views and good views > \
+         next-token on alignment with a vision model (WIT-1024 mutual 10-NN vs DINOv2: good \
+         .184, next-token .111, bad .088 at 109M parameters; pair-free ImageNet-100 top-5 \
+         64.4%). Differences of seed means here:\n\n",
+    );
+    for other in ["bad", "next-token", "random init"] {
+        if let (Some(g), Some(o)) = (mean("good", "mutual_knn"), mean(other, "mutual_knn")) {
+            md.push_str(&format!(
+                "- mutual 10-NN good − {other}: {:+.4}; R@5 t→i good − {other}: {:+.4}\n",
+                g - o,
+                mean("good", "r5_t2i").unwrap_or(f64::NAN)
+                    - mean(other, "r5_t2i").unwrap_or(f64::NAN)
+            ));
+        }
+    }
+    md
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_md(
     args: &Args,
@@ -364,27 +392,7 @@ fn report_md(
         data.tokens_per_group,
     );
     md.push_str(&table_rows(rows));
-    let mean = |label: &str, key: &str| {
-        rows.iter()
-            .find(|r| r.0 == label)
-            .and_then(|r| r.1[key]["mean"].as_f64())
-    };
-    md.push_str(
-        "\n## What it means\n\nThe paper predicts good views > bad views and good views > \
-         next-token on alignment with a vision model (WIT-1024 mutual 10-NN vs DINOv2: good \
-         .184, next-token .111, bad .088 at 109M parameters; pair-free ImageNet-100 top-5 \
-         64.4%). Differences of seed means here:\n\n",
-    );
-    for other in ["bad", "next-token", "random init"] {
-        if let (Some(g), Some(o)) = (mean("good", "mutual_knn"), mean(other, "mutual_knn")) {
-            md.push_str(&format!(
-                "- mutual 10-NN good − {other}: {:+.4}; R@5 t→i good − {other}: {:+.4}\n",
-                g - o,
-                mean("good", "r5_t2i").unwrap_or(f64::NAN)
-                    - mean(other, "r5_t2i").unwrap_or(f64::NAN)
-            ));
-        }
-    }
+    md.push_str(&differences_md(rows));
     if !spec.closed_form_views.is_empty() {
         md.push('\n');
         md.push_str(&spec.closed_form.describe());
