@@ -27,6 +27,18 @@ enum Lab {
 }
 
 impl Lab {
+    /// Every lab, in tab order (also the index into [`App`]'s `visited` flags).
+    const ALL: [Lab; 7] = [
+        Lab::Lesson,
+        Lab::Spectral,
+        Lab::Graph,
+        Lab::Live,
+        Lab::Alignment,
+        Lab::Checkpoint,
+        Lab::Caption,
+    ];
+
+    /// The lab's name in the URL (`lab=`) and in its tab's and panel's ids.
     fn key(self) -> &'static str {
         match self {
             Lab::Lesson => "lesson",
@@ -38,6 +50,32 @@ impl Lab {
             Lab::Caption => "caption",
         }
     }
+
+    /// The lab a URL `lab` key names; the lesson (the landing page) for any other.
+    fn from_key(key: &str) -> Lab {
+        Lab::ALL
+            .into_iter()
+            .find(|l| l.key() == key)
+            .unwrap_or(Lab::Lesson)
+    }
+
+    /// Position in [`Lab::ALL`] (the variants are declared in that order).
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Builds this lab's component (once, on its first visit).
+    fn build(self) -> AnyView {
+        match self {
+            Lab::Lesson => view! { <lesson::LessonLab /> }.into_any(),
+            Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
+            Lab::Graph => view! { <graph::GraphLab /> }.into_any(),
+            Lab::Live => view! { <live::LiveLab /> }.into_any(),
+            Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
+            Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
+            Lab::Caption => view! { <caption::CaptionLab /> }.into_any(),
+        }
+    }
 }
 
 /// The page: a tab bar and the selected lab. A lab is built on its first visit and then
@@ -45,68 +83,17 @@ impl Lab {
 /// (and its keys stay in the URL, see [`url_state::update`]).
 #[component]
 fn App() -> impl IntoView {
-    let first = match url_state::get("lab", String::new()).as_str() {
-        "alignment" => Lab::Alignment,
-        "checkpoint" => Lab::Checkpoint,
-        "caption" => Lab::Caption,
-        "spectral" => Lab::Spectral,
-        "graph" => Lab::Graph,
-        "live" => Lab::Live,
-        // The lesson is the landing page.
-        _ => Lab::Lesson,
-    };
+    let first = Lab::from_key(&url_state::get("lab", String::new()));
     let lab = RwSignal::new(first);
-    let visited = [
-        Lab::Lesson,
-        Lab::Spectral,
-        Lab::Graph,
-        Lab::Live,
-        Lab::Alignment,
-        Lab::Checkpoint,
-        Lab::Caption,
-    ]
-    .map(|l| RwSignal::new(l == first));
-    let index = |l: Lab| match l {
-        Lab::Lesson => 0,
-        Lab::Spectral => 1,
-        Lab::Graph => 2,
-        Lab::Live => 3,
-        Lab::Alignment => 4,
-        Lab::Checkpoint => 5,
-        Lab::Caption => 6,
-    };
+    let visited = Lab::ALL.map(|l| RwSignal::new(l == first));
     Effect::new(move |_| {
         let l = lab.get();
         // Only the first visit builds the lab; setting `true` again would rebuild it.
-        if !visited[index(l)].get_untracked() {
-            visited[index(l)].set(true);
+        if !visited[l.index()].get_untracked() {
+            visited[l.index()].set(true);
         }
         url_state::update(&[("lab", Some(l.key().to_string()))]);
     });
-    let tab = move |l: Lab, title: &'static str| {
-        view! {
-            <button class="tab" id=format!("tab-{}", l.key()) class:active=move || lab.get() == l on:click=move |_| lab.set(l)>
-                {title}
-            </button>
-        }
-    };
-    // One lab's panel: empty until first shown, then kept and only hidden.
-    let panel = move |l: Lab| {
-        let seen = visited[index(l)];
-        view! {
-            <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
-                {move || seen.get().then(|| match l {
-                    Lab::Lesson => view! { <lesson::LessonLab /> }.into_any(),
-                    Lab::Spectral => view! { <spectral::SpectralLab /> }.into_any(),
-                    Lab::Graph => view! { <graph::GraphLab /> }.into_any(),
-                    Lab::Live => view! { <live::LiveLab /> }.into_any(),
-                    Lab::Alignment => view! { <alignment::AlignmentLab /> }.into_any(),
-                    Lab::Checkpoint => view! { <checkpoint::CheckpointLab /> }.into_any(),
-                    Lab::Caption => view! { <caption::CaptionLab /> }.into_any(),
-                })}
-            </div>
-        }
-    };
     view! {
         <header>
             <h1>"prh playground"</h1>
@@ -116,24 +103,38 @@ fn App() -> impl IntoView {
                 " CLI, compiled to WebAssembly and running in this page."
             </p>
             <nav>
-                {tab(Lab::Lesson, "Lesson")}
-                {tab(Lab::Spectral, "Spectral lab")}
-                {tab(Lab::Graph, "Draw a world")}
-                {tab(Lab::Live, "Train live")}
-                {tab(Lab::Alignment, "Alignment lab")}
-                {tab(Lab::Checkpoint, "Checkpoint lab")}
-                {tab(Lab::Caption, "Caption lab")}
+                <Tab lab=lab l=Lab::Lesson title="Lesson" />
+                <Tab lab=lab l=Lab::Spectral title="Spectral lab" />
+                <Tab lab=lab l=Lab::Graph title="Draw a world" />
+                <Tab lab=lab l=Lab::Live title="Train live" />
+                <Tab lab=lab l=Lab::Alignment title="Alignment lab" />
+                <Tab lab=lab l=Lab::Checkpoint title="Checkpoint lab" />
+                <Tab lab=lab l=Lab::Caption title="Caption lab" />
             </nav>
         </header>
         <main>
-            {panel(Lab::Lesson)}
-            {panel(Lab::Spectral)}
-            {panel(Lab::Graph)}
-            {panel(Lab::Live)}
-            {panel(Lab::Alignment)}
-            {panel(Lab::Checkpoint)}
-            {panel(Lab::Caption)}
+            {Lab::ALL.map(|l| view! { <Panel lab=lab l=l seen=visited[l.index()] /> })}
         </main>
+    }
+}
+
+/// One tab button: shows lab `l` when clicked, marked active while `l` is shown.
+#[component]
+fn Tab(lab: RwSignal<Lab>, l: Lab, title: &'static str) -> impl IntoView {
+    view! {
+        <button class="tab" id=format!("tab-{}", l.key()) class:active=move || lab.get() == l on:click=move |_| lab.set(l)>
+            {title}
+        </button>
+    }
+}
+
+/// One lab's panel: empty until first shown (`seen`), then kept and only hidden.
+#[component]
+fn Panel(lab: RwSignal<Lab>, l: Lab, seen: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <div id=format!("panel-{}", l.key()) style:display=move || if lab.get() == l { "block" } else { "none" }>
+            {move || seen.get().then(|| l.build())}
+        </div>
     }
 }
 

@@ -177,6 +177,38 @@ fn Lab(st: State, c: Arc<Captioner>) -> impl IntoView {
         c2.caption(&view, st.map.get(), st.n.get())
             .map(|r| (view, r))
     });
+    let tests = c.bundle.test_views.len();
+    view! {
+        <p class="status" id="captioner-info">{format!(
+            "loaded {}: image encoder of {} observations, d = {}, fit pool {} states, {} held-out pictures, beam {}",
+            c.name, c.observation, c.bundle.dim, pool, tests, c.bundle.beam
+        )}</p>
+        <SceneControls st=st c=c.clone() />
+        <FitControls st=st pool=pool />
+        <div class="grid">
+            <div class="card">
+                <h2>"The picture"</h2>
+                <Picture result=result />
+                <p class="explain">{if c.observation == "symbolic" {
+                    "This image encoder reads the picture's one-hot code (which shape, colour, size, position and background it shows: what a perfect feature learner would extract), not its pixels; it was trained on image views alone, and no caption ever reached it."
+                } else {
+                    "The image encoder sees this picture (its own jitter and lighting) and nothing else; no caption ever reached it."
+                }}</p>
+            </div>
+            <div class="card">
+                <h2>"The caption"</h2>
+                {move || match result.get() {
+                    Err(e) => view! { <pre class="error" id="error-caption">{e}</pre> }.into_any(),
+                    Ok((v, r)) => view! { <CaptionCard view=v r=r n=st.n.get() map=st.map.get() d=c.bundle.dim /> }.into_any(),
+                }}
+            </div>
+        </div>
+    }
+}
+
+/// What to caption: one select per scene factor and background, or a held-out picture.
+#[component]
+fn SceneControls(st: State, c: Arc<Captioner>) -> impl IntoView {
     let card = c.world.config.cardinality;
     let backgrounds = c.world.config.nuisance[0];
     let selects = (0..5)
@@ -202,26 +234,27 @@ fn Lab(st: State, c: Arc<Captioner>) -> impl IntoView {
             }
         })
         .collect_view();
-    let tests = c.bundle.test_views.len();
-    let c3 = c.clone();
     view! {
-        <p class="status" id="captioner-info">{format!(
-            "loaded {}: image encoder of {} observations, d = {}, fit pool {} states, {} held-out pictures, beam {}",
-            c.name, c.observation, c.bundle.dim, pool, tests, c.bundle.beam
-        )}</p>
         <div class="controls">
             {selects}
             <label>"or a held-out picture "
                 <select id="pic" on:change=move |ev| st.pic.set(event_target_value(&ev).parse().ok())>
                     <option value="" selected=move || st.pic.get().is_none()>"(the scene composed)"</option>
-                    {(0..tests).map(|i| {
-                        let (z, bg, _) = c3.bundle.test_views[i];
+                    {(0..c.bundle.test_views.len()).map(|i| {
+                        let (z, bg, _) = c.bundle.test_views[i];
                         let label = format!("{}: {}, background {bg}", i, (0..4).map(|f| VALUE_NAMES[f][z[f]]).collect::<Vec<_>>().join(" "));
                         view! { <option value=i.to_string() selected=move || st.pic.get() == Some(i)>{label}</option> }
                     }).collect_view()}
                 </select>
             </label>
         </div>
+    }
+}
+
+/// How the map is fitted: the number of pairs N (at most `pool`) and the map's kind.
+#[component]
+fn FitControls(st: State, pool: usize) -> impl IntoView {
+    view! {
         <div class="controls">
             <label>"pairs N the map is fitted on: "<b id="n-value">{move || st.n.get()}</b>" "
                 <input type="range" id="n" min="1" max=pool.to_string() prop:value=move || st.n.get().to_string()
@@ -234,24 +267,6 @@ fn Lab(st: State, c: Arc<Captioner>) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
-        </div>
-        <div class="grid">
-            <div class="card">
-                <h2>"The picture"</h2>
-                <Picture result=result />
-                <p class="explain">{if c.observation == "symbolic" {
-                    "This image encoder reads the picture's one-hot code (which shape, colour, size, position and background it shows: what a perfect feature learner would extract), not its pixels; it was trained on image views alone, and no caption ever reached it."
-                } else {
-                    "The image encoder sees this picture (its own jitter and lighting) and nothing else; no caption ever reached it."
-                }}</p>
-            </div>
-            <div class="card">
-                <h2>"The caption"</h2>
-                {move || match result.get() {
-                    Err(e) => view! { <pre class="error" id="error-caption">{e}</pre> }.into_any(),
-                    Ok((v, r)) => view! { <CaptionCard view=v r=r n=st.n.get() map=st.map.get() d=c.bundle.dim /> }.into_any(),
-                }}
-            </div>
         </div>
     }
 }

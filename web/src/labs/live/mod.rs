@@ -44,6 +44,25 @@ struct State {
     in_flight: RwSignal<usize>,
 }
 
+impl State {
+    /// Nothing trained yet, on the good views.
+    fn new() -> State {
+        State {
+            frame: RwSignal::new(None),
+            error: RwSignal::new(None),
+            running: RwSignal::new(false),
+            paused: RwSignal::new(false),
+            started: RwSignal::new(0.0),
+            elapsed: RwSignal::new(0.0),
+            kind: RwSignal::new("good".into()),
+            in_flight: RwSignal::new(0),
+        }
+    }
+}
+
+/// The worker, if started: local (it holds JS closures) so that reset can replace it.
+type TrainerSlot = StoredValue<Option<Rc<Trainer>>, LocalStorage>;
+
 /// The live tab.
 #[component]
 pub fn LiveLab() -> impl IntoView {
@@ -53,25 +72,64 @@ pub fn LiveLab() -> impl IntoView {
         loss: "spectral".into(),
         seed: 0,
     });
-    let st = State {
-        frame: RwSignal::new(None),
-        error: RwSignal::new(None),
-        running: RwSignal::new(false),
-        paused: RwSignal::new(false),
-        started: RwSignal::new(0.0),
-        elapsed: RwSignal::new(0.0),
-        kind: RwSignal::new("good".into()),
-        in_flight: RwSignal::new(0),
+    let st = State::new();
+    // The worker lives in a StoredValue so that reset can replace it; the frame handler
+    // asks for the next piece while running.
+    let trainer: TrainerSlot = StoredValue::new_local(None);
+    let send = sender(st, trainer);
+    let start = starter(setup, st, trainer, send);
+    let pause = move || {
+        if st.paused.get_untracked() {
+            st.paused.set(false);
+            if st.running.get_untracked() && st.in_flight.get_untracked() == 0 {
+                send(Command::Advance { steps: PIECE });
+            }
+        } else {
+            st.paused.set(true);
+        }
     };
-    // The worker lives in a StoredValue (local: it holds JS closures) so that reset can
-    // replace it; the frame handler asks for the next piece while running.
-    let trainer: StoredValue<Option<Rc<Trainer>>, LocalStorage> = StoredValue::new_local(None);
-    let send = move |cmd: Command| match trainer.get_value().map(|t| t.send(&cmd)) {
+    let change_views = move |kind: String| {
+        st.kind.set(kind.clone());
+        if st.frame.with_untracked(Option::is_some) {
+            st.running.set(true);
+            // Applied between pieces: the worker handles one command at a time, in order.
+            send(Command::Views { kind });
+        }
+    };
+    view! {
+        <p class="status">
+            "Two JEPAs train here, separately, on the demo's scene world: an image encoder and a caption encoder, each seeing its own modality's views as symbols. "
+            "Watch each one's embeddings (dots) turn into the predicted representation F (rings) and its CKA to F climb. "
+            "Same code as "<code>"prh-native train"</code>", on burn's CPU backend in a web worker."
+        </p>
+        <Controls setup=setup st=st start=start pause=pause change_views=change_views />
+        {move || st.error.get().map(|e| view! { <p class="error" id="live-error" role="alert">{e}</p> })}
+        <Status st=st />
+        <div class="grid">
+            <Scatter st=st m=0 title="image encoder" />
+            <Scatter st=st m=1 title="caption encoder" />
+            <Curves st=st />
+        </div>
+        <Reproduce st=st />
+    }
+}
+
+/// Sends a command to the worker (if any), counting it in flight; a failed send is shown.
+fn sender(st: State, trainer: TrainerSlot) -> impl Fn(Command) + Copy + 'static {
+    move |cmd: Command| match trainer.get_value().map(|t| t.send(&cmd)) {
         Some(Ok(())) => st.in_flight.update(|n| *n += 1),
         Some(Err(e)) => st.error.set(Some(e)),
         None => {}
-    };
-    let on_frame = move |msg: Result<Frame, String>| match msg {
+    }
+}
+
+/// Handles the worker's answer: shows the frame (or the error) and, while running and not
+/// paused, asks for the next piece once nothing else is in flight.
+fn frame_handler(
+    st: State,
+    send: impl Fn(Command) + Copy + 'static,
+) -> impl Fn(Result<Frame, String>) + Copy + 'static {
+    move |msg: Result<Frame, String>| match msg {
         Err(e) => {
             st.in_flight.set(0);
             st.error.set(Some(e));
@@ -108,8 +166,19 @@ pub fn LiveLab() -> impl IntoView {
                 send(Command::Advance { steps: PIECE });
             }
         }
-    };
-    let start = move || {
+    }
+}
+
+/// Starts (or restarts) a run with the current setup: a fresh worker, cleared state, and
+/// the start command.
+fn starter(
+    setup: RwSignal<Setup>,
+    st: State,
+    trainer: TrainerSlot,
+    send: impl Fn(Command) + Copy + 'static,
+) -> impl Fn() + Copy + 'static {
+    let on_frame = frame_handler(st, send);
+    move || {
         let s = setup.get_untracked();
         st.error.set(None);
         st.frame.set(None);
@@ -130,40 +199,6 @@ pub fn LiveLab() -> impl IntoView {
                 });
             }
         }
-    };
-    let pause = move || {
-        if st.paused.get_untracked() {
-            st.paused.set(false);
-            if st.running.get_untracked() && st.in_flight.get_untracked() == 0 {
-                send(Command::Advance { steps: PIECE });
-            }
-        } else {
-            st.paused.set(true);
-        }
-    };
-    let change_views = move |kind: String| {
-        st.kind.set(kind.clone());
-        if st.frame.with_untracked(Option::is_some) {
-            st.running.set(true);
-            // Applied between pieces: the worker handles one command at a time, in order.
-            send(Command::Views { kind });
-        }
-    };
-    view! {
-        <p class="status">
-            "Two JEPAs train here, separately, on the demo's scene world: an image encoder and a caption encoder, each seeing its own modality's views as symbols. "
-            "Watch each one's embeddings (dots) turn into the predicted representation F (rings) and its CKA to F climb. "
-            "Same code as "<code>"prh-native train"</code>", on burn's CPU backend in a web worker."
-        </p>
-        <Controls setup=setup st=st start=start pause=pause change_views=change_views />
-        {move || st.error.get().map(|e| view! { <p class="error" id="live-error" role="alert">{e}</p> })}
-        <Status st=st />
-        <div class="grid">
-            <Scatter st=st m=0 title="image encoder" />
-            <Scatter st=st m=1 title="caption encoder" />
-            <Curves st=st />
-        </div>
-        <Reproduce st=st />
     }
 }
 

@@ -67,20 +67,40 @@ pub fn SpectrumCard(
             selected.set(draw::bar_at(&c, n, ev.offset_x() as f64));
         }
     };
-    let json = {
-        let (values, d, skip, t) = (
-            values.clone(),
-            s.d,
-            s.skip_trivial,
-            lab.spectrum.trivial_index,
-        );
-        Callback::new(
-            move |_| serde_json::json!({ "eigenvalues": values, "d": d, "skip_trivial": skip, "trivial_index": t, "gap": gap }),
-        )
-    };
+    let json = spectrum_json(&lab, gap);
     let components = eigenvalue_one_multiplicity(&values);
     let d = s.d;
-    let gap_line = move || match (gap, lang.get()) {
+    view! {
+        <div class="card">
+            <h2>{t("Spectrum of K", "K의 스펙트럼").on(lang)}<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" lang=lang /></h2>
+            <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
+            <div class="status">{move || gap_line(gap, d, lang.get())}</div>
+            {(components > 1).then(|| view! { <ComponentsNote components=components lang=lang /> })}
+            <ValueList values=values selected=selected lang=lang />
+            <SpectrumExplain lang=lang />
+        </div>
+    }
+}
+
+/// The spectrum card's JSON export: the eigenvalues, the window (d, skip_trivial, the
+/// trivial index) and the gap.
+fn spectrum_json(lab: &Lab, gap: Option<f64>) -> Callback<(), serde_json::Value> {
+    let s = &lab.settings;
+    let (values, d, skip, t) = (
+        lab.spectrum.values.clone(),
+        s.d,
+        s.skip_trivial,
+        lab.spectrum.trivial_index,
+    );
+    Callback::new(
+        move |_| serde_json::json!({ "eigenvalues": values, "d": d, "skip_trivial": skip, "trivial_index": t, "gap": gap }),
+    )
+}
+
+/// The status line under the bars: the gap after the top `d`, or that there is none, in
+/// `lang`.
+fn gap_line(gap: Option<f64>, d: usize, lang: Lang) -> String {
+    match (gap, lang) {
         (Some(g), Lang::En) => format!(
             "spectral gap after the top {d}: {}{}",
             numbers::fixed(g, 6),
@@ -105,30 +125,28 @@ pub fn SpectrumCard(
         )
         .get(l)
         .to_string(),
-    };
+    }
+}
+
+/// What the bars show and what the theorem says about them, in `lang`.
+#[component]
+fn SpectrumExplain(lang: Signal<Lang>) -> impl IntoView {
     view! {
-        <div class="card">
-            <h2>{t("Spectrum of K", "K의 스펙트럼").on(lang)}<ExportButtons canvas=canvas vector=vector numbers=json name="spectrum" lang=lang /></h2>
-            <canvas node_ref=canvas id="spectrum-canvas" width="440" height="170" on:click=on_click style="cursor:pointer"></canvas>
-            <div class="status">{gap_line}</div>
-            {(components > 1).then(|| view! { <ComponentsNote components=components lang=lang /> })}
-            <ValueList values=values selected=selected lang=lang />
-            <p class="explain">{t(
-                "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the \
-                 \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1 \
-                 is repeated once per connected component of the positive-pair graph (a world whose \
-                 clusters never pair with each other has one per cluster). The next d \
-                 eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the \
-                 gap after them (red dashed line) is positive, every optimal encoder equals F up to a \
-                 rotation — the theorem. Click a bar to colour the states by its eigenvector.",
-                "K의 고유값은 [−1, 1] 안에 있습니다. 가장 큰 고유값은 언제나 1이고 그 고유벡터는 √p입니다. \
-                 이것이 \"자명한\" 방향(회색)으로, 어느 상태에 있는지에 대해 아무것도 알려 주지 않습니다. \
-                 고유값 1은 양성 쌍 그래프의 연결 성분마다 한 번씩 반복됩니다 (군집끼리 서로 짝지어지지 않는 \
-                 세계는 군집마다 하나씩 가집니다). 그다음 d개의 고유벡터(진한 색)가 최적의 d 차원 표현 \
-                 F = D^−1/2 U_d를 생성합니다. 그 뒤의 간격(빨간 점선)이 양수이면, 모든 최적 인코더는 회전을 \
-                 제외하면 F와 같습니다. 이것이 정리입니다. 막대를 클릭하면 그 고유벡터로 상태를 색칠합니다.",
-            ).on(lang)}</p>
-        </div>
+        <p class="explain">{t(
+            "K's eigenvalues lie in [−1, 1]. The largest is always 1, with eigenvector √p: it is the \
+             \"trivial\" direction (grey) and says nothing about which state you are in. Eigenvalue 1 \
+             is repeated once per connected component of the positive-pair graph (a world whose \
+             clusters never pair with each other has one per cluster). The next d \
+             eigenvectors (dark) span the optimal d-dimensional representation F = D^−1/2 U_d. If the \
+             gap after them (red dashed line) is positive, every optimal encoder equals F up to a \
+             rotation — the theorem. Click a bar to colour the states by its eigenvector.",
+            "K의 고유값은 [−1, 1] 안에 있습니다. 가장 큰 고유값은 언제나 1이고 그 고유벡터는 √p입니다. \
+             이것이 \"자명한\" 방향(회색)으로, 어느 상태에 있는지에 대해 아무것도 알려 주지 않습니다. \
+             고유값 1은 양성 쌍 그래프의 연결 성분마다 한 번씩 반복됩니다 (군집끼리 서로 짝지어지지 않는 \
+             세계는 군집마다 하나씩 가집니다). 그다음 d개의 고유벡터(진한 색)가 최적의 d 차원 표현 \
+             F = D^−1/2 U_d를 생성합니다. 그 뒤의 간격(빨간 점선)이 양수이면, 모든 최적 인코더는 회전을 \
+             제외하면 F와 같습니다. 이것이 정리입니다. 막대를 클릭하면 그 고유벡터로 상태를 색칠합니다.",
+        ).on(lang)}</p>
     }
 }
 
