@@ -307,6 +307,23 @@ mod tests {
     use crate::theory::pair_graph::{from_adjacency, random_pi};
     use faer::Mat;
 
+    /// Adjacency of disjoint cliques of the given sizes (no self-loops).
+    fn cliques(sizes: &[usize]) -> Matrix {
+        let block: Vec<usize> = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(b, &m)| std::iter::repeat_n(b, m))
+            .collect();
+        let n = block.len();
+        Mat::from_fn(n, n, |i, j| {
+            if i != j && block[i] == block[j] {
+                1.0
+            } else {
+                0.0
+            }
+        })
+    }
+
     fn spectrum_of_adjacency(a: &Matrix) -> Spectrum {
         let pi = from_adjacency(a.as_ref()).unwrap();
         Spectrum::new(&Kernel::new(pi.as_ref()).unwrap()).unwrap()
@@ -317,20 +334,7 @@ mod tests {
         // Three cliques K_3, K_4, K_5 (no self-loops): K = blocks (J - I)/(m - 1), so the
         // eigenvalues are 1 (x3) and -1/(m-1) (x m-1 per clique).
         let sizes = [3usize, 4, 5];
-        let block: Vec<usize> = sizes
-            .iter()
-            .enumerate()
-            .flat_map(|(b, &m)| std::iter::repeat_n(b, m))
-            .collect();
-        let n = block.len();
-        let a = Mat::from_fn(n, n, |i, j| {
-            if i != j && block[i] == block[j] {
-                1.0
-            } else {
-                0.0
-            }
-        });
-        let sp = spectrum_of_adjacency(&a);
+        let sp = spectrum_of_adjacency(&cliques(&sizes));
         let mut expect = vec![1.0; 3];
         for m in sizes {
             expect.extend(std::iter::repeat_n(-1.0 / (m as f64 - 1.0), m - 1));
@@ -406,18 +410,7 @@ mod tests {
     /// eigenvalue-1 space and fail with a message instead of a wrong trivial pair.
     #[test]
     fn top_solver_finds_a_repeated_top_eigenvalue_or_refuses() {
-        let block: Vec<usize> = [0usize, 1, 2]
-            .iter()
-            .flat_map(|&b| std::iter::repeat_n(b, 5 + 3 * b))
-            .collect();
-        let n = block.len();
-        let a = Mat::from_fn(n, n, |i, j| {
-            if i != j && block[i] == block[j] {
-                1.0
-            } else {
-                0.0
-            }
-        });
+        let (a, n) = (cliques(&[5, 8, 11]), 24);
         let k = Kernel::new(from_adjacency(a.as_ref()).unwrap().as_ref()).unwrap();
         let top = Spectrum::compute(&k, Solver::Top(5)).unwrap();
         assert!(
