@@ -111,17 +111,16 @@ fn solver_for(choice: &str, n: usize, d: usize) -> Solver {
 /// often than the pairs asked for (e.g. many connected components) falls back to the full
 /// decomposition instead of failing; under `top` it is an error naming the cause.
 fn analyse(args: &Args, pi: &Matrix) -> Result<(Kernel, Spectrum, Solver)> {
+    // K first: a Pi that is not a valid joint fails here, whatever the solver.
+    let k = Kernel::new(pi.as_ref())?;
     let solver = solver_for(&args.solver, pi.nrows(), args.dim);
-    match theorem::analyse_with(pi, solver) {
+    match Spectrum::compute(&k, solver) {
         Err(e) if args.solver == "auto" && solver != Solver::Full => {
             eprintln!("spectral: top-d solver failed ({e}); using the full decomposition");
-            let (k, s) = theorem::analyse_with(pi, Solver::Full)?;
+            let s = Spectrum::compute(&k, Solver::Full)?;
             Ok((k, s, Solver::Full))
         }
-        r => {
-            let (k, s) = r?;
-            Ok((k, s, solver))
-        }
+        r => Ok((k, r?, solver)),
     }
 }
 
