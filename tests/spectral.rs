@@ -499,3 +499,18 @@ fn top_solver_refuses_a_top_eigenspace_it_cannot_hold() {
     assert!(e.contains("eigenspace may be larger"), "{e}");
     assert!(spectral_error(&["--world", "ring", "--solver", "lanczos"]).contains("full"));
 }
+
+/// `--solver auto` picks block Lanczos from 1,000 observations on for a small window, and
+/// the full decomposition below that, for a window over 62 (d + 2 > 64 pairs), or when
+/// Lanczos runs out of its budget of n products (a ring's crowded top: 1, 0.99995, ...).
+#[test]
+fn auto_solver_picks_by_size_window_and_budget() {
+    let solver = |world: &str, n: &str, dim: &str| {
+        let v = spectral_json(&["--world", world, "--n", n, "--dim", dim]);
+        v["solver"].as_str().unwrap().to_string()
+    };
+    assert_eq!(solver("grid", "600", "3"), "top"); // 1,152 observations
+    assert_eq!(solver("ring", "400", "3"), "full"); // 800
+    assert_eq!(solver("grid", "600", "63"), "full"); // 65 pairs
+    assert_eq!(solver("ring", "600", "3"), "full"); // 1,200, over budget
+}

@@ -10,8 +10,9 @@
 //! ```
 //!
 //! `--solver auto` (the default) finds only the top d + 2 eigenpairs by block Lanczos once
-//! K has at least [`AUTO_TOP_FROM`] observations (both gaps need the value after the
-//! window), and every eigenpair below that; the table and JSON say which ran.
+//! K has at least [`AUTO_TOP_FROM`] observations and d + 2 is at most
+//! [`AUTO_TOP_MAX_PAIRS`] (both gaps need the value after the window), and every eigenpair
+//! otherwise; the table and JSON say which ran.
 
 use anyhow::{Context, Result, bail};
 use prh_core::linalg::{Matrix, to_row_major};
@@ -85,7 +86,9 @@ pub struct Args {
     #[arg(long)]
     pub save_embedding: Option<PathBuf>,
     /// Eigensolver: full (every eigenpair), top (only the top d + 2, block Lanczos), or
-    /// auto (top from 1,000 observations on, where it measured 4x faster; full below).
+    /// auto (top from 1,000 observations on and d + 2 <= 64, where it measured 4x faster;
+    /// full otherwise). Lanczos slows down where K's top eigenvalues crowd together (a
+    /// ring's: 2.4 s at 1,200 observations against 0.6 s in full): --solver full then.
     #[arg(long, default_value = "auto", value_parser = ["auto", "full", "top"])]
     pub solver: String,
 }
@@ -95,33 +98,36 @@ pub struct Args {
 /// below it the full decomposition takes milliseconds and shows the whole spectrum.
 pub const AUTO_TOP_FROM: usize = 1000;
 
+/// Most pairs `--solver auto` asks block Lanczos for: its block grows to the count, and
+/// with hundreds of vectors per block its orthogonalisation costs what the full
+/// decomposition does (it was measured for the top 3-11, docs/benchmarks.md).
+pub const AUTO_TOP_MAX_PAIRS: usize = 64;
+
 /// The solver `--solver` asks for on a K with `n` observations, for window size `d`: the
 /// top d + 2 (the trivial pair, the window after it, and the value after that for the gap).
 fn solver_for(choice: &str, n: usize, d: usize) -> Solver {
-    let top = Solver::Top(Spectrum::needed(d + 1, n));
+    let count = Spectrum::needed(d + 1, n);
     match choice {
         "full" => Solver::Full,
-        "top" => top,
-        _ if n >= AUTO_TOP_FROM => top,
+        "top" => Solver::Top(count),
+        _ if n >= AUTO_TOP_FROM && count <= AUTO_TOP_MAX_PAIRS => Solver::Auto(count),
         _ => Solver::Full,
     }
 }
 
-/// K and its spectrum with the chosen solver. Under `auto`, a top eigenvalue repeated more
-/// often than the pairs asked for (e.g. many connected components) falls back to the full
-/// decomposition instead of failing; under `top` it is an error naming the cause.
-fn analyse(args: &Args, pi: &Matrix) -> Result<(Kernel, Spectrum, Solver)> {
-    // K first: a Pi that is not a valid joint fails here, whatever the solver.
+/// K and its spectrum with the chosen solver. Under `auto`, Lanczos that needs more than
+/// n products (crowded top eigenvalues) or meets a top eigenvalue repeated more often
+/// than the pairs asked for falls back to the full decomposition ([`Solver::Auto`]);
+/// under `top` the latter is an error naming the cause.
+fn analyse(args: &Args, pi: &Matrix) -> Result<(Kernel, Spectrum)> {
     let k = Kernel::new(pi.as_ref())?;
-    let solver = solver_for(&args.solver, pi.nrows(), args.dim);
-    match Spectrum::compute(&k, solver) {
-        Err(e) if args.solver == "auto" && solver != Solver::Full => {
-            eprintln!("spectral: top-d solver failed ({e}); using the full decomposition");
-            let s = Spectrum::compute(&k, Solver::Full)?;
-            Ok((k, s, Solver::Full))
-        }
-        r => Ok((k, r?, solver)),
-    }
+    let s = Spectrum::compute(&k, solver_for(&args.solver, pi.nrows(), args.dim))?;
+    Ok((k, s))
+}
+
+/// "full" or "top": what ran for `s`.
+fn solver_label(s: &Spectrum) -> &'static str {
+    if s.is_complete() { "full" } else { "top" }
 }
 
 /// Writes a matrix `[n, d]` as a C-order float64 .npy file (through the core's writer).
@@ -216,7 +222,7 @@ fn second_kernel(
     let Some((pi2, label)) = second else {
         return Ok(None);
     };
-    let (k2, s2, _) = analyse(args, &pi2).with_context(|| format!("second kernel ({label})"))?;
+    let (k2, s2) = analyse(args, &pi2).with_context(|| format!("second kernel ({label})"))?;
     let c = theorem::compare(k1, s1, &k2, &s2, args.dim, args.skip_trivial)
         .with_context(|| format!("comparing with {label}"))?;
     Ok(Some((c, s2.values, label)))
@@ -224,7 +230,6 @@ fn second_kernel(
 
 /// Everything `spectral` reports.
 struct Report {
-    solver: Solver,
     source: String,
     names: Vec<String>,
     s1: Spectrum,
@@ -247,7 +252,7 @@ pub fn run(args: Args) -> Result<()> {
         .map(|w| load_world(&args, w))
         .transpose()?;
     let (pi, source, names) = first_pi(&args, world.as_ref(), views)?;
-    let (k1, s1, solver) = analyse(&args, &pi)?;
+    let (k1, s1) = analyse(&args, &pi)?;
     let d = args.dim;
     let gap = s1.gap(d, args.skip_trivial)?;
     let summary = s1.summary(d);
@@ -260,7 +265,6 @@ pub fn run(args: Args) -> Result<()> {
         _ => None,
     };
     let report = Report {
-        solver,
         source,
         names,
         s1,
@@ -326,7 +330,7 @@ fn json_report(args: &Args, r: &Report) -> Result<Value> {
     let mut out = json!({
         "source": r.source,
         "n": s1.n(),
-        "solver": r.solver.label(),
+        "solver": solver_label(s1),
         "eigenvalues_computed": s1.computed(),
         "d": args.dim,
         "skip_trivial": args.skip_trivial,
