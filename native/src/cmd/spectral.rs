@@ -11,8 +11,9 @@
 //!
 //! `--solver auto` (the default) finds only the top d + 2 eigenpairs by block Lanczos once
 //! K has at least [`AUTO_TOP_FROM`] observations and d + 2 is at most
-//! [`AUTO_TOP_MAX_PAIRS`] (both gaps need the value after the window), and every eigenpair
-//! otherwise; the table and JSON say which ran.
+//! [`AUTO_TOP_MAX_PAIRS`] (both gaps need the value after the window), within a budget of
+//! n products, and every eigenpair otherwise or past the budget; the table and JSON say
+//! which ran.
 
 use anyhow::{Context, Result, bail};
 use prh_core::linalg::{Matrix, to_row_major};
