@@ -121,9 +121,10 @@ fn solver_for(choice: &str, n: usize, d: usize) -> Solver {
 /// than the pairs asked for falls back to the full decomposition ([`Solver::Auto`]);
 /// under `top` the latter is an error naming the cause.
 fn analyse(args: &Args, pi: &Matrix) -> Result<(Kernel, Spectrum)> {
-    let k = Kernel::new(pi.as_ref())?;
-    let s = Spectrum::compute(&k, solver_for(&args.solver, pi.nrows(), args.dim))?;
-    Ok((k, s))
+    Ok(theorem::analyse_with(
+        pi,
+        solver_for(&args.solver, pi.nrows(), args.dim),
+    )?)
 }
 
 /// "full" or "top": what ran for `s`.
@@ -308,21 +309,19 @@ fn rotation_check(
     let spectrum = |m: usize, v: Pairing| -> Result<Spectrum> {
         Ok(analyse(args, &pair_graph::pair_matrix(w, m, v)?)?.1)
     };
+    let other;
     let sa = if args.modality == 0 {
-        s1.clone()
+        s1
     } else {
-        spectrum(0, views)?
+        other = spectrum(0, views)?;
+        &other
     };
     let vb = views2.unwrap_or(views);
     let sb = spectrum(1, vb)?;
-    Ok(theorem::cross_modal_from(
-        w,
-        (0, views, &sa),
-        (1, vb, &sb),
-        args.dim,
-        args.skip_trivial,
-    )?
-    .check)
+    Ok(
+        theorem::cross_modal_from(w, (0, views, sa), (1, vb, &sb), args.dim, args.skip_trivial)?
+            .check,
+    )
 }
 
 /// The `--json` object.

@@ -33,17 +33,6 @@ pub enum Solver {
     Auto(usize),
 }
 
-impl Solver {
-    /// Name for reports: "full" or "top".
-    pub fn label(self) -> &'static str {
-        match self {
-            Solver::Full => "full",
-            Solver::Top(_) => "top",
-            Solver::Auto(_) => "auto",
-        }
-    }
-}
-
 /// Eigenvalues within this distance of the top one are treated as the eigenvalue-1 space
 /// when placing sqrt(p) (the solver's backward error is ~n * 1e-16, far below).
 pub(crate) const TRIVIAL_TOL: f64 = 1e-9;
@@ -344,6 +333,17 @@ mod tests {
         })
     }
 
+    /// Adjacency of the n-cycle.
+    fn cycle(n: usize) -> Matrix {
+        Mat::from_fn(n, n, |i, j| {
+            if (i + 1) % n == j || (j + 1) % n == i {
+                1.0
+            } else {
+                0.0
+            }
+        })
+    }
+
     fn spectrum_of_adjacency(a: &Matrix) -> Spectrum {
         let pi = from_adjacency(a.as_ref()).unwrap();
         Spectrum::new(&Kernel::new(pi.as_ref()).unwrap()).unwrap()
@@ -444,15 +444,7 @@ mod tests {
         for (a, b) in auto.values.iter().zip(&full.values) {
             assert!((a - b).abs() < 1e-9);
         }
-        let n = 600;
-        let ring = Mat::from_fn(n, n, |i, j| {
-            if (i + 1) % n == j || (j + 1) % n == i {
-                1.0
-            } else {
-                0.0
-            }
-        });
-        let k = Kernel::new(from_adjacency(ring.as_ref()).unwrap().as_ref()).unwrap();
+        let k = Kernel::new(from_adjacency(cycle(600).as_ref()).unwrap().as_ref()).unwrap();
         let full = Spectrum::compute(&k, Solver::Full).unwrap();
         let auto = Spectrum::compute(&k, Solver::Auto(5)).unwrap();
         assert!(auto.is_complete(), "the cycle's crowded top fell back");
@@ -513,14 +505,7 @@ mod tests {
     #[test]
     fn cycle_eigenvalues_are_cosines() {
         let n = 9;
-        let a = Mat::from_fn(n, n, |i, j| {
-            if (i + 1) % n == j || (j + 1) % n == i {
-                1.0
-            } else {
-                0.0
-            }
-        });
-        let sp = spectrum_of_adjacency(&a);
+        let sp = spectrum_of_adjacency(&cycle(n));
         let mut expect: Vec<f64> = (0..n)
             .map(|j| (2.0 * std::f64::consts::PI * j as f64 / n as f64).cos())
             .collect();
