@@ -24,7 +24,8 @@
 //   7. WebGPU: a second browser with --enable-unsafe-webgpu (SwiftShader adapter) embeds
 //      on WebGPU; its embeddings equal the CPU backend's to 1e-4 (absolute; f32 kernels
 //      on both sides, different summation orders); "auto" measures both once and keeps
-//      the faster (the CPU, on SwiftShader).
+//      the faster (the CPU, on SwiftShader); the live lab trains on WebGPU and its curves
+//      equal prh-native train's (tests/web/lesson.mjs, liveLabWebGpu).
 //   8. tests/web/correctness.mjs: the playground fixes of issue 25 (connected default
 //      world, plotted features F, a visible rotation, two-panel PNGs, no stale results,
 //      plain messages, measured alignment and chance levels, labs that keep their state
@@ -40,7 +41,7 @@
 // Env: PRH_NATIVE (path to prh-native), PRH_DIST (built site), PRH_SCREENSHOTS;
 //  10. tests/web/pretrained.mjs: Hugging Face checkpoint folders picked in the checkpoint
 //      lab give the embeddings of prh-native embed --hf (BERT texts, ViT on PNG files).
-// PRH_E2E_ONLY=correctness runs only part 8, PRH_E2E_ONLY=lesson only part 9, =hf part 10.
+// PRH_E2E_ONLY=correctness runs only part 8, PRH_E2E_ONLY=lesson only part 9, =hf part 10, =webgpu part 7.
 // Run: node tests/web/e2e.mjs   (after .ci/web.sh has built dist/)
 
 import puppeteer from "puppeteer-core";
@@ -520,7 +521,8 @@ async function correctness(t) {
   }
 }
 
-// WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's.
+// WebGPU in a browser that has it: the embeddings on WebGPU equal the CPU backend's, and
+// the live lab trains on WebGPU (classroom.liveLabWebGpu).
 async function webgpu(url, dir) {
   const browser = await puppeteer.launch({
     executablePath: "/usr/bin/chromium",
@@ -559,6 +561,7 @@ async function webgpu(url, dir) {
     const again = await embedWith(page, "auto");
     const againNote = await page.$eval("#backend-note", (e) => e.textContent);
     check(again.backend === auto.backend && againNote.includes("measured once on this page"), `webgpu: the choice is kept ("${againNote.slice(0, 100)}")`);
+    await classroom.liveLabWebGpu({ page, url, dir, check, nativeRun });
   } finally {
     await browser.close();
     check(errors.length === 0, `webgpu: no errors in the page${errors.length ? ": " + errors.join(" | ") : ""}`);
@@ -645,7 +648,7 @@ async function main() {
     if (all || only === "hf") await pretrained.hfFolders(t);
     if (all) await caption(page, url, dir);
     if (all || only === "correctness") await correctness(t);
-    if (all) await webgpu(url, dir);
+    if (all || only === "webgpu") await webgpu(url, dir);
   } catch (e) {
     console.log(`FAIL ${e.stack ?? e}`);
     failures++;

@@ -133,7 +133,7 @@ fn single<T: TrainTask<AB>>(t: &mut T, model: &T::Model, step: usize) -> StepRes
         .map(|(k, v)| (k.to_string(), scalar(v)))
         .collect();
     let mut grads = GradientsParams::from_grads(out.loss.backward(), model);
-    let norm = clip_global_norm::<AB, _>(model, &mut grads, 0.0);
+    let norm = clip_global_norm::<AB, _>(model, &mut grads, 0.0).unwrap();
     let grad = flat(model, Some(&grads));
     StepResult {
         loss,
@@ -152,7 +152,7 @@ fn parallel<T: TrainTask<AB> + Sync>(
 ) -> StepResult {
     let devices = vec![Default::default(); w];
     let mut p = parallel_step::<AB, _>(t, model, step, &devices, None).unwrap();
-    let norm = clip_global_norm::<AB, _>(model, &mut p.grads, 0.0);
+    let norm = clip_global_norm::<AB, _>(model, &mut p.grads, 0.0).unwrap();
     let grad = flat(model, Some(&p.grads));
     StepResult {
         loss: p.loss,

@@ -222,7 +222,10 @@ fn train_task<B: AutodiffBackend, S: CaptionSource<B::InnerBackend> + Sync>(
     )?;
     sink.progress.finish();
     let model = prh_core::backend::burn::module::AutodiffModule::valid(&out.model);
-    let eval = TrainTask::<B>::evaluate(&mut task, &model, out.steps)?;
+    let eval = prh_core::backend::read_now(
+        "evaluating the decoder",
+        TrainTask::<B>::evaluate(&mut task, &model, out.steps),
+    )??;
     let scores: Vec<String> = eval.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
     eprintln!(
         "done: {} steps, last loss {:.4}; greedy captions of the encoder's own embeddings: {}; \

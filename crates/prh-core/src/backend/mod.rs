@@ -36,6 +36,19 @@ pub fn seeded<B: burn::tensor::backend::Backend, T>(
     init()
 }
 
+/// Runs `fut` (work that awaits a backend's read-backs) to completion now: it blocks
+/// natively, and in a browser it finishes only if every read-back is ready at once (the
+/// CPU backend's are); WebGPU's are not, and the error says to await the async variant.
+/// `what` names the work in that error.
+pub fn read_now<T>(what: &str, fut: impl std::future::Future<Output = T>) -> crate::Result<T> {
+    burn::tensor::try_read_sync(fut).ok_or_else(|| {
+        crate::Error::invalid(format!(
+            "{what}: this backend reads results back only asynchronously (WebGPU in a \
+             browser); await the async variant (prh_core::train::train_state)"
+        ))
+    })
+}
+
 /// Draws every lazily initialised parameter of `module` now. burn defers a parameter's
 /// initialisation to its first use (the first forward pass), which would draw from the
 /// process-wide generator outside [`seeded`]'s lock, interleaved with other threads.

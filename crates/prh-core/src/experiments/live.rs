@@ -3,22 +3,28 @@
 //! demo's scene world, advanced a few steps at a time so a page can draw between pieces,
 //! pause, resume, or start over with other views.
 //!
-//! Each piece is the shared training loop ([`train_scene`]) resumed from the previous
-//! piece's in-memory checkpoint and stopped early with `run.stop_at`, which leaves the
+//! Each piece is the shared training loop ([`train_state`]) continued from the previous
+//! piece's state in memory and stopped early with `run.stop_at`, which leaves the
 //! learning-rate schedule and the plateau rule as in one uninterrupted run: the pieces
 //! add up to exactly the run `prh-native train --config` does with [`LiveRun::config_toml`]
-//! on the same backend (test: `pieces_equal_one_run`). Browser-safe: no files, no clocks,
-//! one replica (no threads).
+//! on the same backend (test: `pieces_equal_one_run`). Every read-back is awaited, so a
+//! run trains on WebGPU in a browser as well as on the CPU; the initial weights are drawn
+//! on a CPU backend and loaded onto the training one, so every backend starts where
+//! `prh-native train` does. Browser-safe: no files, no clocks, one replica (no threads).
 
 use crate::linalg::{self, Matrix};
+use crate::models::image_encoder::embed_in_chunks_async;
+use crate::models::symbolic_encoder::SymbolicEncoder;
 use crate::scene::theory::TheoryProbe;
 use crate::scene::{Modality, SceneWorld};
-use crate::tasks::scene::{Observation, SceneTrainConfig, train_scene};
+use crate::tasks::scene::task::{SceneJepaTask, SceneObserver, Symbols};
+use crate::tasks::scene::{Observation, SceneTrainConfig};
 use crate::theory::view_kind::ViewKind;
-use crate::train::MemorySink;
-use crate::train::checkpoint::Checkpoint;
+use crate::train::checkpoint::{Checkpoint, Plateau};
 use crate::train::config::LossKind;
+use crate::train::{RunSink, TrainState, train_state};
 use crate::{Error, Result};
+use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 
 use super::demo::{CurvePoint, DemoConfig};
@@ -50,35 +56,72 @@ pub struct LiveFrame {
     pub predicted: [Points; 2],
 }
 
-/// One encoder's run: its config, its memory sink (records, latest checkpoint) and probe.
-struct Encoder {
+/// The live lab's run sink: metrics records only. The run's state stays in memory
+/// between pieces ([`TrainState`]), so no checkpoint is written (on WebGPU none could be:
+/// writing one reads every weight back synchronously).
+#[derive(Debug, Default)]
+struct Records(Vec<serde_json::Value>);
+
+impl RunSink for Records {
+    fn now(&self) -> f64 {
+        0.0
+    }
+    fn log(&mut self, record: &serde_json::Value) -> Result<()> {
+        self.0.push(record.clone());
+        Ok(())
+    }
+    fn save(&mut self, _name: &str, _checkpoint: &Checkpoint) -> Result<()> {
+        Ok(())
+    }
+    fn keeps_checkpoints(&self) -> bool {
+        false
+    }
+}
+
+/// One encoder's run: its config, task (views, loss, probe), records and state.
+struct Encoder<B: AutodiffBackend> {
     cfg: SceneTrainConfig,
-    sink: MemorySink,
-    probe: TheoryProbe,
-    done: usize,
+    task: SceneJepaTask<Symbols>,
+    records: Records,
+    /// `None` only while a piece trains, or after a piece failed.
+    state: Option<TrainState<B, SymbolicEncoder<B>>>,
     finished: bool,
 }
 
-/// A pair of symbol encoders on the demo's world (seed `seed`), trained piece by piece.
-pub struct LiveRun {
+impl<B: AutodiffBackend> Encoder<B> {
+    /// The probe the task evaluates against (always set for a live run).
+    fn probe(&self) -> Result<&TheoryProbe> {
+        self.task
+            .probe
+            .as_ref()
+            .ok_or_else(|| Error::invalid("the live run's task has no probe"))
+    }
+}
+
+/// A pair of symbol encoders on the demo's world (seed `seed`), trained piece by piece on
+/// backend `B`.
+pub struct LiveRun<B: AutodiffBackend> {
     world: SceneWorld,
-    encoders: [Encoder; 2],
+    encoders: [Encoder<B>; 2],
     /// The step budget a run starts with (also what a change of views adds).
     budget: usize,
 }
 
-impl LiveRun {
+impl<B: AutodiffBackend> LiveRun<B> {
     /// The demo's symbolic image and caption runs for `kind` views and `loss`, with one
     /// replica each and an evaluation every [`EVAL_EVERY`] steps, on the demo's world
     /// (192 states, d = 11) or, `small`, the quick demo's (72 states, d = 8); `budget`
     /// caps the steps (0: 2,000, the demo's; the plateau rule usually stops earlier).
-    pub fn new(
+    /// The initial weights are drawn on backend `I` (a CPU backend: the same draws as
+    /// `prh-native train`) and loaded onto `device`.
+    pub fn new<I: AutodiffBackend>(
         small: bool,
         kind: ViewKind,
         loss: LossKind,
         seed: u64,
         budget: usize,
-    ) -> Result<LiveRun> {
+        device: &B::Device,
+    ) -> Result<LiveRun<B>> {
         let demo = if small {
             DemoConfig::quick(seed)
         } else {
@@ -86,7 +129,7 @@ impl LiveRun {
         };
         let budget = if budget > 0 { budget } else { 2000 };
         let world = SceneWorld::new(demo.image.world.clone())?;
-        let make = |m: Modality| -> Result<Encoder> {
+        let make = |m: Modality| -> Result<Encoder<B>> {
             let mut cfg = demo.run_config(m, kind, loss, Observation::Symbolic);
             // The browser has no threads: one replica (the batch loss is the same, to
             // float rounding, as the demo's two; crate::train::data_parallel).
@@ -96,12 +139,22 @@ impl LiveRun {
             cfg.run.steps = budget;
             // The full demo's plateau rule (the quick demo's window of 10 is for tests).
             cfg.run.plateau_window = 50;
-            let probe = cfg.probe(&world)?;
+            let task = cfg.symbolic_task(&world)?;
+            let toml = cfg.to_toml()?;
+            let first = TrainState::<I, SymbolicEncoder<I>>::new(
+                &task,
+                &cfg.run,
+                &cfg.optim,
+                None,
+                &Default::default(),
+            )?
+            .checkpoint(cfg.run.seed, &toml)?;
+            let state = TrainState::new(&task, &cfg.run, &cfg.optim, Some(&first), device)?;
             Ok(Encoder {
                 cfg,
-                sink: MemorySink::default(),
-                probe,
-                done: 0,
+                task,
+                records: Records::default(),
+                state: Some(state),
                 finished: false,
             })
         };
@@ -122,12 +175,13 @@ impl LiveRun {
             if e.cfg.run.objective == kind {
                 continue;
             }
+            let done = e.state.as_ref().map_or(0, |s| s.step);
             e.cfg.run.objective = kind;
-            e.probe = e.cfg.probe(&self.world)?;
-            e.cfg.run.steps = e.done + self.budget;
+            e.cfg.run.steps = done + self.budget;
+            e.task = e.cfg.symbolic_task(&self.world)?;
             e.finished = false;
-            for (_, ck) in &mut e.sink.checkpoints {
-                ck.meta.plateau = Default::default();
+            if let Some(s) = &mut e.state {
+                s.plateau = Plateau::default();
             }
         }
         Ok(())
@@ -150,7 +204,8 @@ impl LiveRun {
 
     /// Steps each encoder has trained.
     pub fn steps_done(&self) -> [usize; 2] {
-        [self.encoders[0].done, self.encoders[1].done]
+        let done = |e: &Encoder<B>| e.state.as_ref().map_or(0, |s| s.step);
+        [done(&self.encoders[0]), done(&self.encoders[1])]
     }
 
     /// Whether both encoders have stopped (plateau or budget).
@@ -160,7 +215,8 @@ impl LiveRun {
 
     /// Trains each unfinished encoder `steps` more steps (fewer at the end of its budget
     /// or on its plateau) on `device`, and returns what to draw (`max_points` rows).
-    pub fn advance<B: AutodiffBackend>(
+    /// Awaits every read-back (WebGPU); on the CPU the future completes when first polled.
+    pub async fn advance(
         &mut self,
         steps: usize,
         max_points: usize,
@@ -169,45 +225,50 @@ impl LiveRun {
         let mut frame = LiveFrame::default();
         for (i, e) in self.encoders.iter_mut().enumerate() {
             if !e.finished && steps > 0 {
-                let mut cfg = e.cfg.clone();
-                cfg.run.stop_at = (e.done + steps).min(cfg.run.steps);
-                // Cloned: the loop takes the sink mutably while it reads the checkpoint.
-                let resume: Option<Checkpoint> = latest(&e.sink).cloned();
-                let trained = train_scene::<B>(
-                    &cfg,
-                    &self.world,
+                let state = e.state.take().ok_or_else(|| {
+                    Error::invalid("this live run failed in an earlier piece: start it again")
+                })?;
+                let before = state.step;
+                let mut run = e.cfg.run.clone();
+                run.stop_at = (before + steps).min(run.steps);
+                let toml = e.cfg.to_toml()?;
+                let devices = std::slice::from_ref(device);
+                let state = train_state(
+                    state,
+                    &mut e.task,
+                    &run,
+                    &e.cfg.optim,
+                    &toml,
+                    &mut e.records,
+                    devices,
                     None,
-                    resume.as_ref(),
-                    &mut e.sink,
-                    std::slice::from_ref(device),
-                )?;
-                let stopped = latest(&e.sink).is_some_and(|c| c.meta.plateau.stopped_at.is_some());
-                e.finished = stopped || trained.steps >= cfg.run.steps || trained.steps == e.done;
-                e.done = trained.steps;
-                let rows = trained.model.embed(&e.probe.views, device)?;
+                )
+                .await?;
+                e.finished = state.plateau.stopped_at.is_some()
+                    || state.step >= run.steps
+                    || state.step == before;
+                let model = state.model.valid();
+                e.state = Some(state);
+                let probe = e.probe()?;
+                let rows = embed_in_chunks_async(&probe.views, |chunk| {
+                    e.task.observer.embed(&model, chunk, device)
+                })
+                .await?;
                 let x = linalg::from_rows(&rows)?;
-                let (pts, pred) = turned_onto_f(&x, &e.probe, max_points)?;
+                let (pts, pred) = turned_onto_f(&x, probe, max_points)?;
                 frame.encoders[i].points = pts;
                 frame.predicted[i] = pred;
             }
-            frame.encoders[i].curve = curve(&e.sink);
+            frame.encoders[i].curve = curve(&e.records.0);
             frame.encoders[i].finished = e.finished;
         }
         Ok(frame)
     }
 }
 
-/// The sink's latest checkpoint, if any.
-fn latest(sink: &MemorySink) -> Option<&Checkpoint> {
-    sink.checkpoints
-        .iter()
-        .find(|(n, _)| n == "latest")
-        .map(|(_, c)| c)
-}
-
-/// The evaluation records of a sink as a curve.
-fn curve(sink: &MemorySink) -> Vec<CurvePoint> {
-    sink.records
+/// The evaluation records of a run as a curve.
+fn curve(records: &[serde_json::Value]) -> Vec<CurvePoint> {
+    records
         .iter()
         .filter_map(|r| {
             let e = r.get("eval")?;
@@ -275,17 +336,39 @@ fn turned_onto_f(x: &Matrix, probe: &TheoryProbe, max_points: usize) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::CpuTrain;
+    use crate::backend::{CpuTrain, read_now};
+    use crate::tasks::scene::train_scene;
+    use crate::train::MemorySink;
+
+    type Live = LiveRun<CpuTrain>;
+
+    fn live(kind: ViewKind, budget: usize) -> Live {
+        Live::new::<CpuTrain>(
+            true,
+            kind,
+            LossKind::Spectral,
+            0,
+            budget,
+            &Default::default(),
+        )
+        .unwrap()
+    }
+
+    fn advance(live: &mut Live, steps: usize, points: usize) -> LiveFrame {
+        read_now("test", live.advance(steps, points, &Default::default()))
+            .unwrap()
+            .unwrap()
+    }
 
     /// Three pieces of 20 steps give the same records and weights as one run of 60 (the
-    /// training loop resumed from memory; same backend, bit for bit).
+    /// training loop continued in memory; same backend, bit for bit).
     #[test]
     fn pieces_equal_one_run() {
         let device = Default::default();
-        let mut live = LiveRun::new(true, ViewKind::Good, LossKind::Spectral, 0, 60).unwrap();
+        let mut live = live(ViewKind::Good, 60);
         let mut frame = LiveFrame::default();
         for _ in 0..3 {
-            frame = live.advance::<CpuTrain>(20, 50, &device).unwrap();
+            frame = advance(&mut live, 20, 50);
         }
         assert_eq!(live.steps_done(), [60, 60]);
         assert!(live.finished());
@@ -293,18 +376,12 @@ mod tests {
         let cfg = SceneTrainConfig::from_toml("live", &live.config_toml(0).unwrap(), &[]).unwrap();
         let mut sink = MemorySink::default();
         train_scene::<CpuTrain>(&cfg, &live.world, None, None, &mut sink, &[device]).unwrap();
-        let whole = curve(&sink);
+        let whole = curve(&sink.records);
         assert_eq!(whole.len(), frame.encoders[0].curve.len());
         for (a, b) in whole.iter().zip(&frame.encoders[0].curve) {
             assert_eq!(a.step, b.step);
-            assert!(
-                (a.cka_to_theory - b.cka_to_theory).abs() < 1e-9,
-                "{a:?} vs {b:?}"
-            );
-            assert!(
-                (a.loss - b.loss).abs() < 1e-9 * a.loss.abs().max(1.0),
-                "{a:?} vs {b:?}"
-            );
+            assert_eq!(a.cka_to_theory, b.cka_to_theory, "{a:?} vs {b:?}");
+            assert_eq!(a.loss, b.loss, "{a:?} vs {b:?}");
         }
         assert_eq!(frame.encoders[0].points.len(), 50);
         assert_eq!(frame.predicted[0].len(), 50);
@@ -314,11 +391,10 @@ mod tests {
     /// embeddings land near F's points.
     #[test]
     fn good_views_approach_the_prediction() {
-        let device = Default::default();
-        let mut live = LiveRun::new(true, ViewKind::Good, LossKind::Spectral, 0, 300).unwrap();
+        let mut live = live(ViewKind::Good, 300);
         let mut frame = LiveFrame::default();
         while !live.finished() {
-            frame = live.advance::<CpuTrain>(100, 400, &device).unwrap();
+            frame = advance(&mut live, 100, 400);
         }
         for (m, enc) in frame.encoders.iter().enumerate() {
             let first = enc.curve.first().unwrap().cka_to_theory;
@@ -344,5 +420,19 @@ mod tests {
                 "modality {m}: mean squared distance {err} vs {scale}"
             );
         }
+    }
+
+    /// A change of views mid-run keeps the weights and trains on against the new
+    /// prediction; the plateau rule starts over and the budget grows.
+    #[test]
+    fn views_change_mid_run() {
+        let mut live = live(ViewKind::Good, 60);
+        advance(&mut live, 40, 10);
+        live.set_views(ViewKind::Bad).unwrap();
+        assert_eq!(live.budget(), 100);
+        let frame = advance(&mut live, 20, 10);
+        assert_eq!(live.steps_done(), [60, 60]);
+        assert!(!live.finished());
+        assert_eq!(frame.encoders[0].curve.last().unwrap().step, 50);
     }
 }

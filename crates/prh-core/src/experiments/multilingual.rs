@@ -385,7 +385,7 @@ impl<B: AutodiffBackend> TrainTask<B> for RecordingTask {
     }
 
     /// Records the probe embeddings; reports nothing (no target during training).
-    fn evaluate(
+    async fn evaluate(
         &mut self,
         model: &crate::models::text_encoder::TextEncoder<B::InnerBackend>,
         step: usize,

@@ -584,26 +584,45 @@ pub fn embed_captions<B: Backend>(
 /// Embeds scene views for inference in chunks of 256 (bounding the batch's memory):
 /// `forward` embeds one chunk, and its rows are read back as f64. Every scene encoder's
 /// inference (pictures, captions, symbols, and the training tasks' evaluations) goes
-/// through here.
+/// through here or through [`embed_in_chunks_async`].
 ///
 /// # Shapes
 /// `views [n]`, `forward: [c] -> [c, d]` -> `n` rows of `d`
 pub fn embed_in_chunks<B: Backend>(
     views: &[SceneView],
+    forward: impl FnMut(&[SceneView]) -> Result<Tensor<B, 2>>,
+) -> Result<Vec<Vec<f64>>> {
+    crate::backend::read_now("embedding", embed_in_chunks_async(views, forward))?
+}
+
+/// [`embed_in_chunks`], awaiting each chunk's read-back (WebGPU in a browser cannot
+/// block).
+///
+/// # Shapes
+/// `views [n]`, `forward: [c] -> [c, d]` -> `n` rows of `d`
+pub async fn embed_in_chunks_async<B: Backend>(
+    views: &[SceneView],
     mut forward: impl FnMut(&[SceneView]) -> Result<Tensor<B, 2>>,
 ) -> Result<Vec<Vec<f64>>> {
     let mut out = Vec::with_capacity(views.len());
     for chunk in views.chunks(256) {
-        out.extend(rows_f64(forward(chunk)?)?);
+        out.extend(rows_f64_async(forward(chunk)?).await?);
     }
     Ok(out)
 }
 
 /// Reads a `[n, d]` tensor back as rows of f64.
 pub fn rows_f64<B: Backend>(z: Tensor<B, 2>) -> Result<Vec<Vec<f64>>> {
+    crate::backend::read_now("reading embeddings back", rows_f64_async(z))?
+}
+
+/// [`rows_f64`], awaiting the read-back.
+pub async fn rows_f64_async<B: Backend>(z: Tensor<B, 2>) -> Result<Vec<Vec<f64>>> {
     let [_, d] = z.dims();
     let data: Vec<f32> = z
-        .into_data()
+        .into_data_async()
+        .await
+        .map_err(|e| Error::Numerical(format!("reading embeddings back: {e:?}")))?
         .convert::<f32>()
         .into_vec()
         .map_err(|e| Error::Numerical(format!("reading embeddings back: {e:?}")))?;

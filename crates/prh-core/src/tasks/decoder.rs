@@ -519,7 +519,7 @@ impl<B: AutodiffBackend, S: CaptionSource<B::InnerBackend>> TrainTask<B> for Dec
         })
     }
 
-    fn evaluate(
+    async fn evaluate(
         &mut self,
         model: &CaptionDecoder<B::InnerBackend>,
         _step: usize,

@@ -746,7 +746,7 @@ impl<B: AutodiffBackend> TrainTask<B> for TextTask {
 
     /// Mutual k-NN and linear CKA between the held-out texts' embeddings and the target;
     /// the `pair_*` scores of their first vs second texts ([`PairScores`]).
-    fn evaluate(
+    async fn evaluate(
         &mut self,
         model: &TextEncoder<B::InnerBackend>,
         _step: usize,

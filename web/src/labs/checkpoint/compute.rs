@@ -243,7 +243,7 @@ async fn run_backend(loaded: &Loaded, texts: &[String], want: &str) -> Result<Ra
             let note = format!("adapter: {adapter}; model upload {upload:.0} ms");
             (out, ms, Which::WebGpu, note)
         }
-        (_, Ok((device, adapter))) => auto(loaded, texts, &device, &adapter).await?,
+        (_, Ok((device, adapter))) => auto(loaded, texts, &device, &adapter.to_string()).await?,
         ("webgpu", Err(e)) => return Err(format!("WebGPU was asked for but is unavailable: {e}")),
         (_, Err(e)) => {
             let (out, ms) = on_cpu(loaded, texts).await?;

@@ -3,8 +3,8 @@
 //! in this page while you watch their embeddings turn into the predicted representation F
 //! and their CKA to F climb (sin Θ fall) step by step. Same core code as `prh-native
 //! train` (`prh_core::experiments::live`, the shared training loop resumed piece by
-//! piece), on burn's CPU backend in a web worker ([`worker`]) so the page stays
-//! responsive. Pause, resume, reset, and switch good / bad views mid-run.
+//! piece), in a web worker ([`worker`]) so the page stays responsive: on WebGPU when the
+//! browser has a hardware adapter, else on burn's CPU backend (or either, chosen). Pause, resume, reset, and switch good / bad views mid-run.
 
 mod worker;
 
@@ -24,6 +24,8 @@ struct Setup {
     kind: String,
     loss: String,
     seed: u64,
+    /// "auto", "webgpu" or "cpu".
+    backend: String,
 }
 
 /// The lab's live state.
@@ -71,6 +73,7 @@ pub fn LiveLab() -> impl IntoView {
         kind: "good".into(),
         loss: "spectral".into(),
         seed: 0,
+        backend: "auto".into(),
     });
     let st = State::new();
     // The worker lives in a StoredValue so that reset can replace it; the frame handler
@@ -100,7 +103,7 @@ pub fn LiveLab() -> impl IntoView {
         <p class="status">
             "Two JEPAs train here, separately, on the demo's scene world: an image encoder and a caption encoder, each seeing its own modality's views as symbols. "
             "Watch each one's embeddings (dots) turn into the predicted representation F (rings) and its CKA to F climb. "
-            "Same code as "<code>"prh-native train"</code>", on burn's CPU backend in a web worker."
+            "Same code as "<code>"prh-native train"</code>", in a web worker: on WebGPU (burn's wgpu backend) when the browser has a GPU adapter, else on burn's CPU backend; both start from the same weights."
         </p>
         <Controls setup=setup st=st start=start pause=pause change_views=change_views />
         {move || st.error.get().map(|e| view! { <p class="error" id="live-error" role="alert">{e}</p> })}
@@ -145,6 +148,9 @@ fn frame_handler(
                 if let Some(prev) = prev {
                     if f.toml.is_none() {
                         f.toml = prev.toml.clone();
+                    }
+                    if f.backend.is_none() {
+                        f.backend = prev.backend.clone();
                     }
                     for m in 0..2 {
                         if f.points[m].is_empty() {
@@ -196,6 +202,7 @@ fn starter(
                     kind: s.kind,
                     loss: s.loss,
                     seed: s.seed,
+                    backend: s.backend,
                 });
             }
         }
@@ -231,6 +238,13 @@ fn Controls(
                     <option value="sigreg">"SIGReg (the paper's)"</option>
                 </select>
             </label>
+            <label title="auto: WebGPU on a hardware adapter, else the CPU backend (a software adapter such as SwiftShader emulates the GPU on the CPU, slower than the CPU backend)">"backend "
+                <select id="live-backend" on:change=move |ev| { let b = event_target_value(&ev); setup.update(|s| s.backend = b); }>
+                    <option value="auto" selected=true>"auto"</option>
+                    <option value="webgpu">"WebGPU"</option>
+                    <option value="cpu">"CPU"</option>
+                </select>
+            </label>
             <label>"seed "<input type="number" id="live-seed" min="0" prop:value=move || setup.with(|s| s.seed.to_string())
                 on:change=move |ev| { if let Ok(v) = event_target_value(&ev).trim().parse::<u64>() { setup.update(|s| s.seed = v); } } /></label>
             <button id="live-start" on:click=move |_| start()>{move || if st.frame.with(Option::is_some) { "reset and start again" } else { "start training" }}</button>
@@ -246,14 +260,16 @@ fn Status(st: State) -> impl IntoView {
     move || {
         let f = st.frame.get()?;
         let (a, b) = (f.curves[0].last().cloned(), f.curves[1].last().cloned());
+        let (backend, why) = f.backend.clone().unwrap_or_default();
         let num = |p: &Option<CurvePoint>, g: fn(&CurvePoint) -> f64| {
             p.as_ref().map_or(String::new(), |p| g(p).to_string())
         };
         let text = format!(
-            "step {} / {} · {:.1} s · {} views · image CKA to F {} (sin Θ {}), caption CKA to F {} (sin Θ {}){}{}",
+            "step {} / {} · {:.1} s on {} · {} views · image CKA to F {} (sin Θ {}), caption CKA to F {} (sin Θ {}){}{}",
             f.steps[0].max(f.steps[1]),
             f.budget,
             st.elapsed.get(),
+            backend,
             st.kind.get(),
             a.as_ref()
                 .map_or("–".into(), |p| numbers::fixed(p.cka_to_theory, 3)),
@@ -271,7 +287,7 @@ fn Status(st: State) -> impl IntoView {
             if st.paused.get() { " · paused" } else { "" },
         );
         Some(view! {
-            <p class="status" id="live-status" data-step=f.steps[0].max(f.steps[1]).to_string() data-finished=f.finished.to_string()
+            <p class="status" id="live-status" title=why data-backend=backend data-step=f.steps[0].max(f.steps[1]).to_string() data-finished=f.finished.to_string()
                 data-elapsed=st.elapsed.get().to_string() data-views=st.kind.get()
                 data-cka-image=num(&a, |p| p.cka_to_theory) data-cka-text=num(&b, |p| p.cka_to_theory)
                 data-sin-image=num(&a, |p| p.sin_theta_to_theory) data-sin-text=num(&b, |p| p.sin_theta_to_theory)

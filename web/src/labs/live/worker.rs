@@ -1,12 +1,15 @@
 //! The live lab's training, off the main thread: `train-worker.js` loads the page's own
-//! module in a web worker and calls [`prh_live`] for each command; the worker keeps one
-//! [`LiveRun`] between commands. [`Trainer`] is the page's handle on that worker.
+//! module in a web worker and awaits [`prh_live`] for each command, one at a time; the
+//! worker keeps one [`LiveRun`] between commands, on WebGPU or on the CPU backend
+//! ([`Backend`]). [`Trainer`] is the page's handle on that worker.
 
 use crate::widgets::clock::now_ms;
+use crate::widgets::webgpu::{self, GpuTrain, Which};
 use crate::widgets::worker;
 use prh_core::backend::CpuTrain;
+use prh_core::backend::burn::tensor::Device;
 use prh_core::experiments::demo::CurvePoint;
-use prh_core::experiments::live::LiveRun;
+use prh_core::experiments::live::{LiveFrame, LiveRun};
 use prh_core::theory::view_kind::ViewKind;
 use prh_core::train::config::LossKind;
 use serde::{Deserialize, Serialize};
@@ -36,6 +39,8 @@ pub enum Command {
         loss: String,
         /// Run seed.
         seed: u64,
+        /// "auto" (WebGPU on a hardware adapter, else the CPU), "webgpu" or "cpu".
+        backend: String,
     },
     /// Train each encoder `steps` more.
     Advance {
@@ -69,11 +74,86 @@ pub struct Frame {
     pub ms: f64,
     /// The two runs as TOML (`prh-native train --config`), sent on start.
     pub toml: Option<[String; 2]>,
+    /// The backend it trains on ("WebGPU" or "CPU") and why, sent on start.
+    pub backend: Option<(String, String)>,
+}
+
+/// A live run on one of the page's two backends.
+enum Backend {
+    /// burn ndarray in WebAssembly.
+    Cpu(Box<LiveRun<CpuTrain>>),
+    /// burn wgpu on the worker's WebGPU device.
+    Gpu(Box<LiveRun<GpuTrain>>, Device<GpuTrain>),
+}
+
+impl Backend {
+    /// A new run on the backend `want` asks for, and the backend's name with why it was
+    /// chosen. Both draw the initial weights on the CPU backend, so they start alike.
+    async fn start(
+        want: &str,
+        (small, kind, loss, seed): (bool, ViewKind, LossKind, u64),
+    ) -> Result<(Backend, (String, String)), String> {
+        let gpu = match want {
+            "cpu" => Err("the CPU was chosen".to_string()),
+            "auto" | "webgpu" => webgpu::webgpu_device().await,
+            _ => return Err(format!("backend must be auto, webgpu or cpu, got {want}")),
+        };
+        let (which, why, device) = match gpu {
+            Ok((device, adapter)) if want == "webgpu" || !adapter.software => {
+                (Which::WebGpu, format!("adapter: {adapter}"), Some(device))
+            }
+            Ok((_, adapter)) => (
+                Which::Cpu,
+                format!("auto: the WebGPU adapter is {adapter}, slower than the CPU backend"),
+                None,
+            ),
+            Err(e) if want == "webgpu" => {
+                return Err(format!("WebGPU was asked for but is unavailable: {e}"));
+            }
+            Err(e) if want == "cpu" => (Which::Cpu, e, None),
+            Err(e) => (
+                Which::Cpu,
+                format!("WebGPU unavailable ({e}), the CPU instead"),
+                None,
+            ),
+        };
+        let run = match device {
+            Some(d) => {
+                let live = LiveRun::new::<CpuTrain>(small, kind, loss, seed, 0, &d);
+                Backend::Gpu(Box::new(live.map_err(|e| e.to_string())?), d)
+            }
+            None => Backend::Cpu(Box::new(
+                LiveRun::new::<CpuTrain>(small, kind, loss, seed, 0, &Default::default())
+                    .map_err(|e| e.to_string())?,
+            )),
+        };
+        Ok((run, (which.name().to_string(), why)))
+    }
+
+    /// Trains each encoder `steps` more, awaiting the backend.
+    async fn advance(&mut self, steps: usize) -> Result<LiveFrame, String> {
+        let r = match self {
+            Backend::Cpu(live) => live.advance(steps, POINTS, &Default::default()).await,
+            Backend::Gpu(live, device) => live.advance(steps, POINTS, device).await,
+        };
+        r.map_err(|e| e.to_string())
+    }
+}
+
+/// Calls `$body` with the run, whichever backend it is on.
+macro_rules! on_run {
+    ($run:expr, |$live:ident| $body:expr) => {
+        match $run {
+            Backend::Cpu($live) => $body,
+            Backend::Gpu($live, _) => $body,
+        }
+    };
 }
 
 thread_local! {
-    /// The worker's run (a worker is single-threaded).
-    static RUN: RefCell<Option<LiveRun>> = const { RefCell::new(None) };
+    /// The worker's run (a worker is single-threaded; `train-worker.js` awaits one command
+    /// before it starts the next, and the run is taken out while a command awaits).
+    static RUN: RefCell<Option<Backend>> = const { RefCell::new(None) };
 }
 
 fn kind_of(s: &str) -> Result<ViewKind, String> {
@@ -84,64 +164,69 @@ fn kind_of(s: &str) -> Result<ViewKind, String> {
     }
 }
 
-/// Runs one command on the worker's [`LiveRun`] and returns the frame.
-fn run(cmd: Command) -> Result<Frame, String> {
+fn loss_of(s: &str) -> Result<LossKind, String> {
+    match s {
+        "spectral" => Ok(LossKind::Spectral),
+        "sigreg" => Ok(LossKind::Sigreg),
+        _ => Err(format!("loss must be spectral or sigreg, got {s}")),
+    }
+}
+
+/// Runs one command on the worker's run and returns the frame.
+async fn run(cmd: Command) -> Result<Frame, String> {
     let t0 = now_ms();
-    let device = Default::default();
-    RUN.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let mut toml = None;
-        let steps = match cmd {
-            Command::Start {
-                small,
-                kind,
-                loss,
-                seed,
-            } => {
-                let loss = match loss.as_str() {
-                    "spectral" => LossKind::Spectral,
-                    "sigreg" => LossKind::Sigreg,
-                    _ => return Err(format!("loss must be spectral or sigreg, got {loss}")),
-                };
-                let live = LiveRun::new(small, kind_of(&kind)?, loss, seed, 0)
-                    .map_err(|e| e.to_string())?;
-                toml = Some([
-                    live.config_toml(0).map_err(|e| e.to_string())?,
-                    live.config_toml(1).map_err(|e| e.to_string())?,
-                ]);
-                *slot = Some(live);
-                0
-            }
-            Command::Advance { steps } => steps,
-            Command::Views { kind } => {
-                let live = slot.as_mut().ok_or("no run: start one first")?;
-                live.set_views(kind_of(&kind)?).map_err(|e| e.to_string())?;
-                0
-            }
-        };
-        let live = slot.as_mut().ok_or("no run: start one first")?;
-        let f = live
-            .advance::<CpuTrain>(steps, POINTS, &device)
-            .map_err(|e| e.to_string())?;
-        let [a, b] = f.encoders;
-        Ok(Frame {
-            steps: live.steps_done(),
-            budget: live.budget(),
-            finished: live.finished(),
-            curves: [a.curve, b.curve],
-            points: [a.points, b.points],
-            predicted: f.predicted,
-            ms: now_ms() - t0,
-            toml,
-        })
+    let mut slot = RUN.with(|cell| cell.borrow_mut().take());
+    let (mut toml, mut backend) = (None, None);
+    let steps = match cmd {
+        Command::Start {
+            small,
+            kind,
+            loss,
+            seed,
+            backend: want,
+        } => {
+            let setup = (small, kind_of(&kind)?, loss_of(&loss)?, seed);
+            let (run, which) = Backend::start(&want, setup).await?;
+            toml = Some(on_run!(&run, |live| [
+                live.config_toml(0).map_err(|e| e.to_string())?,
+                live.config_toml(1).map_err(|e| e.to_string())?,
+            ]));
+            backend = Some(which);
+            slot = Some(run);
+            0
+        }
+        Command::Advance { steps } => steps,
+        Command::Views { kind } => {
+            let run = slot.as_mut().ok_or("no run: start one first")?;
+            on_run!(run, |live| live.set_views(kind_of(&kind)?)).map_err(|e| e.to_string())?;
+            0
+        }
+    };
+    let mut live = slot.ok_or("no run: start one first")?;
+    let f = live.advance(steps).await;
+    let (steps_done, budget, finished) =
+        on_run!(&live, |l| (l.steps_done(), l.budget(), l.finished()));
+    RUN.with(|cell| *cell.borrow_mut() = Some(live));
+    let f = f?;
+    let [a, b] = f.encoders;
+    Ok(Frame {
+        steps: steps_done,
+        budget,
+        finished,
+        curves: [a.curve, b.curve],
+        points: [a.points, b.points],
+        predicted: f.predicted,
+        ms: now_ms() - t0,
+        toml,
+        backend,
     })
 }
 
-/// Called by `train-worker.js` with a command as JSON; returns the frame as JSON.
+/// Called by `train-worker.js` with a command as JSON; resolves to the frame as JSON.
 #[wasm_bindgen]
-pub fn prh_live(cmd: &str) -> Result<String, JsValue> {
-    let cmd: Command = serde_json::from_str(cmd).map_err(|e| JsValue::from_str(&e.to_string()))?;
-    let frame = run(cmd).map_err(|e| JsValue::from_str(&e))?;
+pub async fn prh_live(cmd: String) -> Result<String, JsValue> {
+    let cmd: Command = serde_json::from_str(&cmd).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let frame = run(cmd).await.map_err(|e| JsValue::from_str(&e))?;
     serde_json::to_string(&frame).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 

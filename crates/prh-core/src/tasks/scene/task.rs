@@ -15,7 +15,7 @@ use burn::tensor::backend::AutodiffBackend;
 
 use crate::Result;
 use crate::models::image_encoder::{
-    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks, solve_head,
+    ImageEncoder, ImageEncoderConfig, caption_tensors, embed_in_chunks_async, solve_head,
 };
 use crate::models::symbolic_encoder::{
     SymbolicEncoder, SymbolicEncoderConfig, code_len, codes_tensor,
@@ -297,7 +297,7 @@ where
     }
 
     /// `cka_to_theory` and `sin_theta_to_theory` of the frozen encoder ([`TheoryProbe`]).
-    fn evaluate(
+    async fn evaluate(
         &mut self,
         model: &O::Model<B::InnerBackend>,
         _step: usize,
@@ -306,9 +306,10 @@ where
             return Ok(Vec::new());
         };
         let device = model.devices().into_iter().next().unwrap_or_default();
-        let rows = embed_in_chunks(&probe.views, |chunk| {
+        let rows = embed_in_chunks_async(&probe.views, |chunk| {
             self.observer.embed(model, chunk, &device)
-        })?;
+        })
+        .await?;
         probe.score(&rows)
     }
 
