@@ -372,6 +372,39 @@ export async function graphEditor(t) {
   await page.screenshot({ path: join(t.SHOTS, "graph-editor.png"), fullPage: true });
 }
 
+// Opens the live lab; its status line's data attributes, and its error (null when none).
+async function openLive(page, url) {
+  await page.goto(`${url}?lab=live`, { waitUntil: "load" });
+  await page.waitForSelector("#live-start");
+  return {
+    status: () => page.$eval("#live-status", (e) => ({ ...e.dataset })).catch(() => null),
+    error: () => page.$eval("#live-error", (e) => e.textContent).catch(() => null),
+  };
+}
+
+// Trains the page's two TOMLs with prh-native (run folders `${tag}-run-M` in `dir`) and
+// compares the page's `curves` with their evaluations: the largest |ΔCKA| over the steps
+// both evaluated (Infinity when the runs stop at different steps), and how many.
+async function versusNative(page, dir, nativeRun, curves, tag) {
+  let worst = 0, compared = 0;
+  for (const m of [0, 1]) {
+    const toml = await page.$eval(`#live-toml-${m}`, (e) => e.value);
+    const cfg = join(dir, `${tag}-${m}.toml`);
+    writeFileSync(cfg, toml);
+    const out = join(dir, `${tag}-run-${m}`);
+    nativeRun(["train", "--config", cfg, "--out", out, "--quiet"]);
+    const evals = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.eval);
+    for (const p of curves[m]) {
+      const r = evals.find((e) => e.step === p.step);
+      if (!r) continue;
+      compared++;
+      worst = Math.max(worst, Math.abs(r.eval.cka_to_theory - p.cka_to_theory));
+    }
+    if (evals.at(-1).step !== curves[m].at(-1).step) worst = Infinity;
+  }
+  return { worst, compared };
+}
+
 // The live lab: two JEPAs training in a web worker. Good views on the small world reach
 // CKA >= 0.9 to F (time printed, not asserted); pause holds the step, resume goes on; the
 // curve equals `prh-native train` on the page's own TOML (native CPU backend: burn-flex,
@@ -380,10 +413,7 @@ export async function graphEditor(t) {
 export async function liveLab(t) {
   const { page, url, check, dir } = t;
   await page.setViewport({ width: 1280, height: 1000 });
-  await page.goto(`${url}?lab=live`, { waitUntil: "load" });
-  await page.waitForSelector("#live-start");
-  const status = () => page.$eval("#live-status", (e) => ({ ...e.dataset })).catch(() => null);
-  const error = () => page.$eval("#live-error", (e) => e.textContent).catch(() => null);
+  const { status, error } = await openLive(page, url);
   const t0 = Date.now();
   await page.click("#live-start");
   // Until both encoders are at CKA >= 0.9, then pause.
@@ -418,23 +448,7 @@ export async function liveLab(t) {
   check(paused && s.finished === "true" && Number(s.step) > still, `live: pause holds the step (${held} -> ${still}), resume trains on to the plateau (step ${s.step})`);
 
   // The same run natively, from the TOML the page shows.
-  const curves = JSON.parse(s.curves);
-  let worst = 0, compared = 0;
-  for (const m of [0, 1]) {
-    const toml = await page.$eval(`#live-toml-${m}`, (e) => e.value);
-    const cfg = join(dir, `live-${m}.toml`);
-    writeFileSync(cfg, toml);
-    const out = join(dir, `live-run-${m}`);
-    t.nativeRun(["train", "--config", cfg, "--out", out, "--quiet"]);
-    const evals = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.eval);
-    for (const p of curves[m]) {
-      const r = evals.find((e) => e.step === p.step);
-      if (!r) continue;
-      compared++;
-      worst = Math.max(worst, Math.abs(r.eval.cka_to_theory - p.cka_to_theory));
-    }
-    if (evals.at(-1).step !== curves[m].at(-1).step) worst = Infinity;
-  }
+  const { worst, compared } = await versusNative(page, dir, t.nativeRun, JSON.parse(s.curves), "live");
   check(compared >= 10 && worst <= 1e-4, `live: the page's curves equal prh-native train on the page's TOML at ${compared} evaluations (max |ΔCKA| ${worst.toExponential(2)}; tolerance 1e-4: burn-flex natively vs burn-ndarray in wasm, float rounding), and both stop at the same step`);
   await page.screenshot({ path: join(t.SHOTS, "live-lab.png"), fullPage: true });
 
@@ -463,10 +477,7 @@ export async function liveLab(t) {
 // CPU backend natively, from the same initial weights) to f32 rounding between a GPU's
 // kernels and the CPU's, and both runs stop at the same step.
 export async function liveLabWebGpu({ page, url, dir, check, nativeRun }) {
-  await page.goto(`${url}?lab=live`, { waitUntil: "load" });
-  await page.waitForSelector("#live-start");
-  const status = () => page.$eval("#live-status", (e) => ({ ...e.dataset })).catch(() => null);
-  const error = () => page.$eval("#live-error", (e) => e.textContent).catch(() => null);
+  const { status, error } = await openLive(page, url);
   // "auto" on a software adapter trains on the CPU backend (faster there), and says why;
   // its time to the plateau is the CPU side of the comparison below.
   const c0 = Date.now();
@@ -489,22 +500,6 @@ export async function liveLabWebGpu({ page, url, dir, check, nativeRun }) {
   const ck = (k) => Number(s?.[k]).toFixed(3);
   check(s?.backend === "WebGPU" && s.finished === "true", `live webgpu: trains on ${s?.backend} ("${s ? await page.$eval("#live-status", (e) => e.title) : ""}") to its plateau: step ${s?.step} after ${seconds.toFixed(1)} s (the CPU backend: ${cpuSeconds.toFixed(1)} s), CKA to F ${ck("ckaImage")} / ${ck("ckaText")}${(await error()) ? ": " + (await error()) : ""}`);
   if (s?.finished !== "true") return;
-  const curves = JSON.parse(s.curves);
-  let worst = 0, compared = 0;
-  for (const m of [0, 1]) {
-    const toml = await page.$eval(`#live-toml-${m}`, (e) => e.value);
-    const cfg = join(dir, `live-webgpu-${m}.toml`);
-    writeFileSync(cfg, toml);
-    const out = join(dir, `live-webgpu-run-${m}`);
-    nativeRun(["train", "--config", cfg, "--out", out, "--quiet"]);
-    const evals = readFileSync(join(out, "metrics.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.eval);
-    for (const p of curves[m]) {
-      const r = evals.find((e) => e.step === p.step);
-      if (!r) continue;
-      compared++;
-      worst = Math.max(worst, Math.abs(r.eval.cka_to_theory - p.cka_to_theory));
-    }
-    if (evals.at(-1).step !== curves[m].at(-1).step) worst = Infinity;
-  }
+  const { worst, compared } = await versusNative(page, dir, nativeRun, JSON.parse(s.curves), "live-webgpu");
   check(compared >= 10 && worst <= LIVE_WEBGPU_TOL, `live webgpu: the page's curves on WebGPU equal prh-native train (CPU) on the page's TOML at ${compared} evaluations (max |ΔCKA| ${worst.toExponential(2)}; tolerance ${LIVE_WEBGPU_TOL}: f32 kernels of a GPU vs the CPU's), and both stop at the same step`);
 }
