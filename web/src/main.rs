@@ -59,9 +59,9 @@ impl Lab {
             .unwrap_or(Lab::Lesson)
     }
 
-    /// Position in [`Lab::ALL`] (the variants are declared in that order).
+    /// Position in [`Lab::ALL`] (looked up, so the declaration order does not matter).
     fn index(self) -> usize {
-        self as usize
+        Lab::ALL.iter().position(|l| *l == self).unwrap_or(0)
     }
 
     /// Builds this lab's component (once, on its first visit).
@@ -160,4 +160,22 @@ fn main() {
         }
     }));
     leptos::mount::mount_to_body(App);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lab;
+
+    /// Every lab has its own key and index, and its key leads back to it.
+    #[test]
+    fn labs_have_distinct_keys_and_indices() {
+        for (i, lab) in Lab::ALL.into_iter().enumerate() {
+            assert_eq!(lab.index(), i);
+            assert!(Lab::from_key(lab.key()) == lab, "{}", lab.key());
+        }
+        let mut keys: Vec<&str> = Lab::ALL.iter().map(|l| l.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), Lab::ALL.len());
+    }
 }

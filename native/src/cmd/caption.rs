@@ -120,22 +120,12 @@ fn load(args: &Args, device: &prh_core::backend::burn::tensor::Device<Inner>) ->
         );
     }
     let decoder = load_decoder::<Inner>(&args.decoder_run, "--decoder-run", device)?;
-    let fp = &decoder.fingerprint;
-    if !fp.is_checkpoint(text.ck.meta.step, text.ck.meta.crc32) {
-        bail!(
-            "--decoder-run {} was trained on the caption encoder {} (step {}, crc {:08x}), not \
-             on --text-run {} (step {}, crc {:08x}): train a decoder on it with --set \
-             decoder.encoder_run={}",
-            args.decoder_run.display(),
-            fp.run,
-            fp.step,
-            fp.crc32,
-            args.text_run.display(),
-            text.ck.meta.step,
-            text.ck.meta.crc32,
-            args.text_run.display()
-        );
-    }
+    decoder.check_encoder(
+        &args.decoder_run,
+        &args.text_run,
+        &text.ck,
+        "caption encoder",
+    )?;
     Ok(Runs {
         image,
         text,

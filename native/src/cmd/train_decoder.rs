@@ -264,6 +264,37 @@ pub struct DecoderRun<B: Backend> {
     pub record: Vec<u8>,
 }
 
+impl<B: Backend> DecoderRun<B> {
+    /// Refuses this decoder (loaded from `decoder_run`) unless it was trained on the
+    /// encoder checkpoint `ck` of `text_run` (`what`: "encoder", "caption encoder"), with
+    /// the command that trains one that is.
+    pub fn check_encoder(
+        &self,
+        decoder_run: &Path,
+        text_run: &Path,
+        ck: &Checkpoint,
+        what: &str,
+    ) -> Result<()> {
+        let fp = &self.fingerprint;
+        if !fp.is_checkpoint(ck.meta.step, ck.meta.crc32) {
+            bail!(
+                "--decoder-run {} was trained on the {what} {} (step {}, crc {:08x}), not on \
+                 --text-run {} (step {}, crc {:08x}): train a decoder on it with --set \
+                 decoder.encoder_run={}",
+                decoder_run.display(),
+                fp.run,
+                fp.step,
+                fp.crc32,
+                text_run.display(),
+                ck.meta.step,
+                ck.meta.crc32,
+                text_run.display()
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Loads the decoder run folder `dir` (`flag` names it in errors).
 pub fn load_decoder<B: Backend>(
     dir: &Path,

@@ -214,20 +214,7 @@ pub fn run(args: Args) -> Result<()> {
 /// Refuses a decoder trained on another encoder than `--text-run`, and two encoders of
 /// different widths (a rotation maps equal widths).
 fn check_runs(args: &Args, src: &TextRun, tgt: &TextRun, dec: &DecoderRun<Inner>) -> Result<()> {
-    let fp = &dec.fingerprint;
-    if !fp.is_checkpoint(tgt.ck.meta.step, tgt.ck.meta.crc32) {
-        bail!(
-            "--decoder-run {} was trained on the encoder {} (step {}, crc {:08x}), not on \
-             --text-run {} (step {}, crc {:08x})",
-            args.decoder_run.display(),
-            fp.run,
-            fp.step,
-            fp.crc32,
-            args.text_run.display(),
-            tgt.ck.meta.step,
-            tgt.ck.meta.crc32
-        );
-    }
+    dec.check_encoder(&args.decoder_run, &args.text_run, &tgt.ck, "encoder")?;
     if src.spec.d_model != tgt.spec.d_model {
         bail!(
             "--source-run embeds in d = {} and --text-run in d = {}: a rotation maps equal widths",
