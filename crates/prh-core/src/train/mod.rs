@@ -628,7 +628,8 @@ impl<B: AutodiffBackend, M: AutodiffModule<B>> TrainState<B, M> {
 /// checkpoint; a sink whose [`RunSink::keeps_checkpoints`] is false gets none.
 ///
 /// Errors (after keeping the last good checkpoint untouched): a non-finite loss or
-/// gradient norm, or embeddings whose mean std fell below `run.collapse_std`.
+/// gradient norm, or embeddings whose mean std fell below `run.collapse_std`. The state is
+/// consumed then: go on from the last checkpoint, or start again.
 #[allow(clippy::too_many_arguments)]
 pub async fn train_state<B: AutodiffBackend, T: TrainTask<B> + Sync>(
     mut state: TrainState<B, T::Model>,

@@ -172,10 +172,21 @@ fn loss_of(s: &str) -> Result<LossKind, String> {
     }
 }
 
-/// Runs one command on the worker's run and returns the frame.
+/// Runs one command on the worker's run and returns the frame. The run is taken out of
+/// [`RUN`] while the command awaits and always put back, also when the command fails.
 async fn run(cmd: Command) -> Result<Frame, String> {
     let t0 = now_ms();
     let mut slot = RUN.with(|cell| cell.borrow_mut().take());
+    let frame = command(&mut slot, cmd).await;
+    RUN.with(|cell| *cell.borrow_mut() = slot);
+    frame.map(|f| Frame {
+        ms: now_ms() - t0,
+        ..f
+    })
+}
+
+/// [`run`]'s work on the run in `slot` (a start replaces it).
+async fn command(slot: &mut Option<Backend>, cmd: Command) -> Result<Frame, String> {
     let (mut toml, mut backend) = (None, None);
     let steps = match cmd {
         Command::Start {
@@ -192,7 +203,7 @@ async fn run(cmd: Command) -> Result<Frame, String> {
                 live.config_toml(1).map_err(|e| e.to_string())?,
             ]));
             backend = Some(which);
-            slot = Some(run);
+            *slot = Some(run);
             0
         }
         Command::Advance { steps } => steps,
@@ -202,12 +213,10 @@ async fn run(cmd: Command) -> Result<Frame, String> {
             0
         }
     };
-    let mut live = slot.ok_or("no run: start one first")?;
-    let f = live.advance(steps).await;
+    let live = slot.as_mut().ok_or("no run: start one first")?;
+    let f = live.advance(steps).await?;
     let (steps_done, budget, finished) =
-        on_run!(&live, |l| (l.steps_done(), l.budget(), l.finished()));
-    RUN.with(|cell| *cell.borrow_mut() = Some(live));
-    let f = f?;
+        on_run!(&*live, |l| (l.steps_done(), l.budget(), l.finished()));
     let [a, b] = f.encoders;
     Ok(Frame {
         steps: steps_done,
@@ -216,7 +225,7 @@ async fn run(cmd: Command) -> Result<Frame, String> {
         curves: [a.curve, b.curve],
         points: [a.points, b.points],
         predicted: f.predicted,
-        ms: now_ms() - t0,
+        ms: 0.0,
         toml,
         backend,
     })
