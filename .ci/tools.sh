@@ -29,6 +29,17 @@ if ! fc-list :lang=ko | grep -q .; then
 fi
 fc-list :lang=ko | head -1
 
+# CI's copies of the two tools are built for build speed, not run speed: trunk's own
+# release profile asks for fat LTO in one codegen unit (a long single-threaded link of its
+# ~380 crates), and neither tool does work here where -O3 shows (trunk runs cargo and
+# wasm-bindgen; wasm-bindgen rewrites one wasm file). Cargo's profile variables override
+# the crates' [profile.release]; the install line itself stays the README's. docs/ci.md has
+# the cold times before and after.
+export CARGO_PROFILE_RELEASE_LTO=off
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+export CARGO_PROFILE_RELEASE_DEBUG=0
+
 step "wasm-bindgen-cli $WASM_BINDGEN_VERSION in $TOOLS"
 WB="$TOOLS/bin/wasm-bindgen"
 if ! [ -x "$WB" ] || [ "$("$WB" --version)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then

@@ -210,7 +210,20 @@ fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result
         values = sym_eigen(k.as_ref())?.values;
         times.push(t0.elapsed().as_secs_f64());
     }
-    note(&format!("faer n = {n}: {:.4} s", median(times.clone())));
+    note(&format!("prh n = {n}: {:.4} s", median(times.clone())));
+    // faer's own solver on the same matrix, what `sym_eigen` ran before its blocked
+    // reduction: the before and after of that change in one run.
+    let faer_alone = {
+        let mut times = Vec::new();
+        for _ in 0..=args.repeats {
+            let t0 = Instant::now();
+            let evd = prh_core::linalg::sym_eigen_faer(k.as_ref())?;
+            times.push(t0.elapsed().as_secs_f64());
+            std::hint::black_box(evd);
+        }
+        times.remove(0); // the warm-up
+        median(times)
+    };
     let top = if args.top > 0 {
         let params = TopEigenParams {
             tol: args.top_tol,
@@ -232,13 +245,13 @@ fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result
     } else {
         None
     };
-    Ok((n, median(times), values, top))
+    Ok((n, median(times), values, top, faer_alone))
 }
 
 /// The first line of `bench eigen`: what is timed, on which libraries and threads.
 fn eigen_header(args: &EigenArgs, reference: &serde_json::Value, numpy_threads: usize) {
     println!(
-        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; faer 0.24 ({} thread(s), {} build) vs numpy {} eigh ({}, {} thread(s))",
+        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; prh's sym_eigen (blocked tridiagonal reduction, then faer 0.24's divide and conquer; {} thread(s), {} build) and faer 0.24's own self_adjoint_eigen vs numpy {} eigh ({}, {} thread(s))",
         args.repeats,
         prh_core::linalg::threads(),
         if cfg!(debug_assertions) {
@@ -283,16 +296,18 @@ fn eigen_table(
         "GFLOP/s below count 9 n^3 flops per decomposition; % is of the same side's matmul peak"
     );
     println!(
-        "{:>6} {:>12} {:>12} {:>12} {:>16} {:>16} {:>12}",
+        "{:>6} {:>12} {:>12} {:>12} {:>16} {:>16} {:>12} {:>15} {:>10}",
         "n",
-        "faer (s)",
+        "prh (s)",
         "numpy (s)",
-        "faer/numpy",
-        "faer GFLOP/s (%)",
+        "prh/numpy",
+        "prh GFLOP/s (%)",
         "numpy GFLOP/s (%)",
-        "max |dlam|"
+        "max |dlam|",
+        "faer alone (s)",
+        "faer/numpy"
     );
-    for ((n, t, values, _), r) in rows.iter().zip(results) {
+    for ((n, t, values, _, tf), r) in rows.iter().zip(results) {
         let tn = r["median_s"]
             .as_f64()
             .context("numpy reference: no median_s")?;
@@ -315,17 +330,19 @@ fn eigen_table(
             p.map_or(String::new(), |p| format!(" ({:.0}%)", 100.0 * g / p))
         };
         println!(
-            "{n:>6} {t:>12.4} {tn:>12.4} {:>12.2} {:>16} {:>16} {diff:>12.2e}",
+            "{n:>6} {t:>12.4} {tn:>12.4} {:>12.2} {:>16} {:>16} {diff:>12.2e} {tf:>15.4} {:>10.2}",
             t / tn,
             format!("{gf:.1}{}", pct(gf, peaks.map(|p| p.0))),
             format!("{gn:.1}{}", pct(gn, peaks.map(|p| p.1))),
+            tf / tn,
         );
     }
     Ok(())
 }
 
-/// One timed size: n, full-decomposition seconds, its eigenvalues, the top-d run.
-type EigenRow = (usize, f64, Vec<f64>, Option<(f64, TopEigen)>);
+/// One timed size: n, full-decomposition seconds, its eigenvalues, the top-d run, and
+/// faer's own full decomposition's seconds.
+type EigenRow = (usize, f64, Vec<f64>, Option<(f64, TopEigen)>, f64);
 
 /// Second table of `bench eigen --top d`: the top d eigenpairs only, prh's block Lanczos
 /// vs scipy's two routes, with each one's eigenvalue error against the full numpy `eigh`.
@@ -360,7 +377,7 @@ fn top_table(args: &EigenArgs, rows: &[EigenRow], results: &[serde_json::Value])
         "eigsh err",
         "syevr err"
     );
-    for ((n, _, _, top), r) in rows.iter().zip(results) {
+    for ((n, _, _, top, _), r) in rows.iter().zip(results) {
         let (t, found) = top.as_ref().context("top-d run missing")?;
         let full = values(&r["eigenvalues"])?;
         let ts = &r["top"];

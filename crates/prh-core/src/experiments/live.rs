@@ -89,6 +89,11 @@ struct Encoder<B: AutodiffBackend> {
 }
 
 impl<B: AutodiffBackend> Encoder<B> {
+    /// Steps this encoder has trained (0 while a piece trains or after one failed).
+    fn done(&self) -> usize {
+        self.state.as_ref().map_or(0, |s| s.step)
+    }
+
     /// The probe the task evaluates against (always set for a live run).
     fn probe(&self) -> Result<&TheoryProbe> {
         self.task
@@ -175,7 +180,7 @@ impl<B: AutodiffBackend> LiveRun<B> {
             if e.cfg.run.objective == kind {
                 continue;
             }
-            let done = e.state.as_ref().map_or(0, |s| s.step);
+            let done = e.done();
             e.cfg.run.objective = kind;
             e.cfg.run.steps = done + self.budget;
             e.task = e.cfg.symbolic_task(&self.world)?;
@@ -204,8 +209,7 @@ impl<B: AutodiffBackend> LiveRun<B> {
 
     /// Steps each encoder has trained.
     pub fn steps_done(&self) -> [usize; 2] {
-        let done = |e: &Encoder<B>| e.state.as_ref().map_or(0, |s| s.step);
-        [done(&self.encoders[0]), done(&self.encoders[1])]
+        [self.encoders[0].done(), self.encoders[1].done()]
     }
 
     /// Whether both encoders have stopped (plateau or budget).

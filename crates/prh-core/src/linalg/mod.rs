@@ -10,6 +10,8 @@
 
 pub mod assignment;
 pub mod procrustes;
+#[cfg(not(target_arch = "wasm32"))]
+mod tridiag;
 
 use crate::{Error, Result};
 use faer::{Mat, MatRef, Side};
@@ -81,6 +83,18 @@ pub struct SymEigen {
     pub vectors: Matrix,
 }
 
+/// Refuses a matrix that is not square, naming what needed it.
+fn square(a: MatRef<'_, f64>, what: &str) -> Result<()> {
+    if a.nrows() != a.ncols() {
+        return Err(Error::invalid(format!(
+            "{what} needs a square matrix, got [{}, {}]",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    Ok(())
+}
+
 /// Symmetric eigendecomposition A = U diag(lambda) U^T, sorted by decreasing lambda.
 ///
 /// Only the lower triangle of `a` is read (A is assumed symmetric).
@@ -88,44 +102,159 @@ pub struct SymEigen {
 /// # Shapes
 /// `a [n, n]` -> values `[n]`, vectors `[n, n]`
 pub fn sym_eigen(a: MatRef<'_, f64>) -> Result<SymEigen> {
-    if a.nrows() != a.ncols() {
-        return Err(Error::invalid(format!(
-            "eigendecomposition needs a square matrix, got [{}, {}]",
-            a.nrows(),
-            a.ncols()
-        )));
+    let par = faer::get_global_parallelism();
+    eigen(a, blocked_reduction_pays(a.nrows(), par), par)
+}
+
+/// faer's own symmetric eigendecomposition (`self_adjoint_evd`: its unblocked reduction),
+/// sorted like [`sym_eigen`]: the reference `sym_eigen` is tested and benchmarked against
+/// (`bench eigen`'s "faer alone" column).
+///
+/// # Shapes
+/// `a [n, n]` -> values `[n]`, vectors `[n, n]`
+pub fn sym_eigen_faer(a: MatRef<'_, f64>) -> Result<SymEigen> {
+    eigen(a, false, faer::get_global_parallelism())
+}
+
+/// Whether the blocked reduction (`tridiag`) beats faer's unblocked one for an n x n
+/// matrix on `par`'s threads (`bench eigen`, docs/benchmarks.md, 2 cores). On one thread
+/// it does from n ~ 500 up (n = 1,000: 0.158 s against 0.167 s whole); on two threads
+/// faer's reduction, which splits each of its n fused steps across the threads, wins up
+/// to n ~ 1,000 (0.116 s against 0.141 s) and loses at 2,000 (0.741 against 0.696). In
+/// the browser (one thread, no SIMD kernel) faer's path stays: the blocked one is unmeasured
+/// there.
+fn blocked_reduction_pays(n: usize, par: faer::Par) -> bool {
+    if cfg!(target_arch = "wasm32") {
+        return false;
     }
+    match par.degree() {
+        0 | 1 => n >= 512,
+        _ => n >= 1500,
+    }
+}
+
+/// The decomposition behind [`sym_eigen`] and [`sym_eigen_faer`]: faer's three stages,
+/// the first one (reduction to tridiagonal form) replaced by the blocked `tridiag` when
+/// `blocked`, written into the matrix returned (no second n x n copy).
+fn eigen(a: MatRef<'_, f64>, blocked: bool, par: faer::Par) -> Result<SymEigen> {
+    square(a, "eigendecomposition")?;
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::evd::{self, ComputeEigenvectors};
     let n = a.nrows();
-    // faer's solver called directly (what `self_adjoint_eigen` wraps) so that the
-    // eigenvectors are written once into the matrix returned and reversed in place, instead
-    // of being copied into a second n x n matrix (results bit-identical; ~2 % of the time at
-    // n = 1,000-2,000, docs/benchmarks.md).
-    let par = faer::get_global_parallelism();
+    let failed = |e| Error::Numerical(format!("symmetric eigendecomposition failed: {e:?}"));
     let mut u = Mat::<f64>::zeros(n, n);
     let mut s = faer::diag::Diag::<f64>::zeros(n);
+    // faer's own scratch for the whole decomposition covers every call below.
     let mut scratch = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
         n,
         ComputeEigenvectors::Yes,
         par,
         Default::default(),
     ));
-    evd::self_adjoint_evd(
-        a,
-        s.as_mut(),
-        Some(u.as_mut()),
-        par,
-        MemStack::new(&mut scratch),
-        Default::default(),
-    )
-    .map_err(|e| Error::Numerical(format!("symmetric eigendecomposition failed: {e:?}")))?;
+    let stack = MemStack::new(&mut scratch);
+    if blocked {
+        blocked_eigen(a, s.as_mut(), u.as_mut(), par, stack).map_err(failed)?;
+    } else {
+        evd::self_adjoint_evd(
+            a,
+            s.as_mut(),
+            Some(u.as_mut()),
+            par,
+            stack,
+            Default::default(),
+        )
+        .map_err(failed)?;
+    }
     // faer returns ascending order; the paper's "top-d" convention wants descending.
     for j in 0..n / 2 {
         faer::perm::swap_cols_idx(u.as_mut(), j, n - 1 - j);
     }
     let values: Vec<f64> = (0..n).rev().map(|j| s[j]).collect();
     Ok(SymEigen { values, vectors: u })
+}
+
+/// The blocked reduction (`tridiag`: half the memory traffic of faer's unblocked one,
+/// which bounds it), then faer's divide and conquer on T and its blocked
+/// back-transformation u <- Q u; eigenvalues ascending, as faer's.
+#[cfg(not(target_arch = "wasm32"))]
+fn blocked_eigen(
+    a: MatRef<'_, f64>,
+    s: faer::diag::DiagMut<'_, f64>,
+    mut u: faer::MatMut<'_, f64>,
+    par: faer::Par,
+    stack: &mut faer::dyn_stack::MemStack,
+) -> std::result::Result<(), faer::linalg::evd::EvdError> {
+    let n = a.nrows();
+    let mut work = Mat::<f64>::zeros(n, n);
+    work.as_mut().copy_from_triangular_lower(a);
+    let t = tridiag::tridiagonalize(work.as_mut(), par);
+    faer::linalg::evd::tridiagonal_self_adjoint_evd(
+        faer::ColRef::from_slice(&t.diag).as_diagonal(),
+        faer::ColRef::from_slice(&t.sub).as_diagonal(),
+        s,
+        Some(u.as_mut()),
+        par,
+        stack,
+        Default::default(),
+    )?;
+    if n > 1 {
+        // Eigenvectors of A = Q (eigenvectors of T); Q leaves row 0 alone.
+        let h = householder_factor(work.as_ref(), &t.tau, par);
+        faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+            work.as_ref().submatrix(1, 0, n - 1, n - 1),
+            h.as_ref(),
+            faer::Conj::No,
+            u.subrows_mut(1, n - 1),
+            par,
+            stack,
+        );
+    }
+    Ok(())
+}
+
+/// The browser has no `tridiag` (its SIMD kernel is native): faer's whole path.
+#[cfg(target_arch = "wasm32")]
+fn blocked_eigen(
+    a: MatRef<'_, f64>,
+    s: faer::diag::DiagMut<'_, f64>,
+    u: faer::MatMut<'_, f64>,
+    par: faer::Par,
+    stack: &mut faer::dyn_stack::MemStack,
+) -> std::result::Result<(), faer::linalg::evd::EvdError> {
+    faer::linalg::evd::self_adjoint_evd(a, s, Some(u), par, stack, Default::default())
+}
+
+/// The blocked form of the reflectors `tridiag::tridiagonalize` left in `work` (faer's
+/// `householder_factor`: the upper-triangular T of each block of `bs` reflectors, with
+/// H_j ... H_{j+bs-1} = I - V T^-1 V^T), built exactly as faer's own tridiagonalisation
+/// builds it, so that faer's blocked back-transformation applies Q.
+///
+/// # Shapes
+/// `work [n, n]`, `tau [n - 1]` -> `[bs, n - 1]`
+#[cfg(not(target_arch = "wasm32"))]
+fn householder_factor(work: MatRef<'_, f64>, tau: &[f64], par: faer::Par) -> Matrix {
+    let m = tau.len();
+    let bs = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(m + 1, m + 1);
+    let basis = work.submatrix(1, 0, m, m);
+    let mut h = Mat::<f64>::zeros(bs, m);
+    let mut j = 0;
+    while j < m {
+        let b = bs.min(m - j);
+        let mut block = h.as_mut().submatrix_mut(0, j, b, b);
+        for k in 0..b {
+            block[(k, k)] = tau[j + k];
+        }
+        // doc(hidden) in faer 0.24 but public: its own tridiagonalisation's last step.
+        faer::linalg::householder::upgrade_householder_factor(
+            block,
+            basis.submatrix(j, j, m - j, b),
+            b,
+            1,
+            par,
+        );
+        j += b;
+    }
+    h
 }
 
 /// Eigenvalues only of a symmetric matrix, in **decreasing** order. Skips accumulating the
@@ -137,13 +266,7 @@ pub fn sym_eigen(a: MatRef<'_, f64>) -> Result<SymEigen> {
 /// # Shapes
 /// `a [n, n]` -> `[n]`
 pub fn sym_eigenvalues(a: MatRef<'_, f64>) -> Result<Vec<f64>> {
-    if a.nrows() != a.ncols() {
-        return Err(Error::invalid(format!(
-            "eigenvalues need a square matrix, got [{}, {}]",
-            a.nrows(),
-            a.ncols()
-        )));
-    }
+    square(a, "eigenvalues")?;
     let mut values = a
         .self_adjoint_eigenvalues(Side::Lower)
         .map_err(|e| Error::Numerical(format!("symmetric eigenvalues failed: {e:?}")))?;
@@ -273,6 +396,61 @@ mod tests {
         let lam = Mat::from_fn(4, 4, |i, j| if i == j { e.values[i] } else { 0.0 });
         let rec = &e.vectors * &lam * e.vectors.transpose();
         assert!((&rec - &a).norm_l2() < 1e-12);
+    }
+
+    /// The blocked reduction's decomposition against faer's own (a different reduction,
+    /// so equal to rounding, not bit for bit): eigenvalues to 1e-12 of the spectrum's
+    /// scale, A U = U diag(lambda) and U^T U = I to 1e-12 n, on sizes across the panel
+    /// width (32) and the last panel (96 + 32 rows), and on
+    /// matrices whose reflectors are identities (diagonal, zero) or whose eigenvalues
+    /// repeat (a block of ones).
+    #[test]
+    fn blocked_reduction_matches_faer() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut cases: Vec<Matrix> = Vec::new();
+        for n in [1, 2, 3, 40, 129, 200, 333] {
+            let g = Mat::<f64>::from_fn(n, n, |_, _| rng.random::<f64>() - 0.5);
+            cases.push(Mat::from_fn(n, n, |i, j| g[(i, j)] + g[(j, i)]));
+        }
+        cases.push(Mat::from_fn(
+            150,
+            150,
+            |i, j| if i == j { i as f64 } else { 0.0 },
+        ));
+        cases.push(Mat::zeros(140, 140));
+        cases.push(Mat::from_fn(180, 180, |i, j| {
+            if i < 60 && j < 60 { 1.0 } else { 0.0 }
+        }));
+        for a in cases {
+            let n = a.nrows();
+            // The blocked path whatever `sym_eigen` would pick for this size, on one
+            // thread for the small and two for the larger (the parallel products).
+            let par = if n < 200 {
+                faer::Par::Seq
+            } else {
+                faer::Par::rayon(2)
+            };
+            let ours = eigen(a.as_ref(), true, par).unwrap();
+            let theirs = sym_eigen_faer(a.as_ref()).unwrap();
+            let scale = theirs.values.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let tol = 1e-12 * scale * (n as f64).max(1.0);
+            for (x, y) in ours.values.iter().zip(&theirs.values) {
+                assert!(
+                    (x - y).abs() <= tol,
+                    "n = {n}: eigenvalue {x} vs faer's {y}"
+                );
+            }
+            let u = ours.vectors.as_ref();
+            let lam = Mat::from_fn(n, n, |i, j| if i == j { ours.values[i] } else { 0.0 });
+            let residual = (&a * u - u * &lam).norm_max();
+            let gram = (u.transpose() * u - Mat::<f64>::identity(n, n)).norm_max();
+            assert!(residual <= tol, "n = {n}: |A U - U L| = {residual:e}");
+            assert!(
+                gram <= 1e-12 * (n as f64).max(1.0),
+                "n = {n}: |U^T U - I| = {gram:e}"
+            );
+        }
     }
 
     #[test]
