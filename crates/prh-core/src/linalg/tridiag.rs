@@ -451,24 +451,19 @@ mod tests {
                     ),
                 );
                 let stack = faer::dyn_stack::MemStack::new(&mut buf);
-                apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    basis,
-                    h.as_ref(),
-                    faer::Conj::No,
-                    qtq.as_mut().subrows_mut(1, n - 1),
-                    Par::Seq,
-                    stack,
-                );
-                let mut tr = qtq.transpose().to_owned();
-                apply_block_householder_sequence_on_the_left_in_place_with_conj(
-                    basis,
-                    h.as_ref(),
-                    faer::Conj::No,
-                    tr.as_mut().subrows_mut(1, n - 1),
-                    Par::Seq,
-                    stack,
-                );
-                qtq = tr;
+                // Q on the left, then transpose: twice gives (Q (Q T)^T)^T = Q T Q^T
+                // (T is symmetric, and so is the result, so the last transpose is free).
+                for _ in 0..2 {
+                    apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                        basis,
+                        h.as_ref(),
+                        faer::Conj::No,
+                        qtq.as_mut().subrows_mut(1, n - 1),
+                        Par::Seq,
+                        stack,
+                    );
+                    qtq = qtq.transpose().to_owned();
+                }
             }
             let err = (&qtq - &a).norm_max();
             assert!(
