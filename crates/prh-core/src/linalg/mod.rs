@@ -12,6 +12,8 @@ pub mod assignment;
 pub mod procrustes;
 #[cfg(not(target_arch = "wasm32"))]
 mod tridiag;
+#[cfg(not(target_arch = "wasm32"))]
+mod tridiag_dc;
 
 use crate::{Error, Result};
 use faer::{Mat, MatRef, Side};
@@ -103,7 +105,7 @@ fn square(a: MatRef<'_, f64>, what: &str) -> Result<()> {
 /// `a [n, n]` -> values `[n]`, vectors `[n, n]`
 pub fn sym_eigen(a: MatRef<'_, f64>) -> Result<SymEigen> {
     let par = faer::get_global_parallelism();
-    eigen(a, blocked_reduction_pays(a.nrows(), par), par)
+    eigen(a, own_path_pays(a.nrows()), par)
 }
 
 /// faer's own symmetric eigendecomposition (`self_adjoint_evd`: its unblocked reduction),
@@ -116,26 +118,20 @@ pub fn sym_eigen_faer(a: MatRef<'_, f64>) -> Result<SymEigen> {
     eigen(a, false, faer::get_global_parallelism())
 }
 
-/// Whether the blocked reduction (`tridiag`) beats faer's unblocked one for an n x n
-/// matrix on `par`'s threads (`bench eigen`, docs/benchmarks.md, 2 cores). On one thread
-/// it does from n ~ 500 up (n = 1,000: 0.158 s against 0.167 s whole); on two threads
-/// faer's reduction, which splits each of its n fused steps across the threads, wins up
-/// to n ~ 1,000 (0.116 s against 0.141 s) and loses at 2,000 (0.741 against 0.696). In
-/// the browser (one thread, no SIMD kernel) faer's path stays: the blocked one is unmeasured
-/// there.
-fn blocked_reduction_pays(n: usize, par: faer::Par) -> bool {
-    if cfg!(target_arch = "wasm32") {
-        return false;
-    }
-    match par.degree() {
-        0 | 1 => n >= 512,
-        _ => n >= 1500,
-    }
+/// Whether prh's path (the blocked reduction `tridiag`, then `tridiag_dc`'s divide and
+/// conquer with its SIMD secular equation) beats faer's whole path for an n x n matrix
+/// (`bench eigen --sizes 128,256,500,1000,2000`, docs/benchmarks.md, 2 cores). It does from
+/// n = 256 on, on one thread and on two (n = 1,000: 0.136 s against faer's 0.167 s on one
+/// thread); at n = 128 they are level on one thread and faer's wins on two (0.0017 s
+/// against 0.0020 s: the threads' start costs more than this size saves). In the browser
+/// (one thread, no SIMD kernel) faer's path stays: prh's is unmeasured there.
+fn own_path_pays(n: usize) -> bool {
+    !cfg!(target_arch = "wasm32") && n >= 192
 }
 
 /// The decomposition behind [`sym_eigen`] and [`sym_eigen_faer`]: faer's three stages,
-/// the first one (reduction to tridiagonal form) replaced by the blocked `tridiag` when
-/// `blocked`, written into the matrix returned (no second n x n copy).
+/// the first two (reduction to tridiagonal form, divide and conquer) replaced by
+/// `tridiag` and `tridiag_dc` when `blocked`, written into the matrix returned (no second n x n copy).
 fn eigen(a: MatRef<'_, f64>, blocked: bool, par: faer::Par) -> Result<SymEigen> {
     square(a, "eigendecomposition")?;
     use faer::dyn_stack::{MemBuffer, MemStack};
@@ -174,8 +170,9 @@ fn eigen(a: MatRef<'_, f64>, blocked: bool, par: faer::Par) -> Result<SymEigen> 
 }
 
 /// The blocked reduction (`tridiag`: half the memory traffic of faer's unblocked one,
-/// which bounds it), then faer's divide and conquer on T and its blocked
-/// back-transformation u <- Q u; eigenvalues ascending, as faer's.
+/// which bounds it), then faer's divide and conquer on T with the secular equation in
+/// SIMD (`tridiag_dc`), then faer's blocked back-transformation u <- Q u; eigenvalues
+/// ascending, as faer's.
 #[cfg(not(target_arch = "wasm32"))]
 fn blocked_eigen(
     a: MatRef<'_, f64>,
@@ -188,15 +185,12 @@ fn blocked_eigen(
     let mut work = Mat::<f64>::zeros(n, n);
     work.as_mut().copy_from_triangular_lower(a);
     let t = tridiag::tridiagonalize(work.as_mut(), par);
-    faer::linalg::evd::tridiagonal_self_adjoint_evd(
-        faer::ColRef::from_slice(&t.diag).as_diagonal(),
-        faer::ColRef::from_slice(&t.sub).as_diagonal(),
-        s,
-        Some(u.as_mut()),
-        par,
-        stack,
-        Default::default(),
-    )?;
+    let mut values = t.diag.clone();
+    tridiag_dc::tridiagonal_evd(&mut values, &t.sub, u.as_mut(), par)?;
+    let mut s = s;
+    for (i, v) in values.into_iter().enumerate() {
+        s[i] = v;
+    }
     if n > 1 {
         // Eigenvectors of A = Q (eigenvectors of T); Q leaves row 0 alone.
         let h = householder_factor(work.as_ref(), &t.tau, par);
