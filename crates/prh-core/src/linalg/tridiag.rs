@@ -11,8 +11,8 @@
 //! reduction, which is what bounds it: at n = 1,000 faer's reduction took 0.079 s of its
 //! 0.17 s eigendecomposition, LAPACK's blocked one 0.055 s (docs/benchmarks.md).
 //!
-//! The output is in faer's layout, so faer's tridiagonal divide and conquer and its blocked
-//! back-transformation run unchanged after it: the reflectors' essential parts below the
+//! The output is in faer's layout, so faer's tridiagonal divide and conquer (in
+//! [`super::tridiag_dc`]'s port) and faer's blocked back-transformation run after it: the reflectors' essential parts below the
 //! subdiagonal, H_k = I - v_k v_k^T / tau_k with v_k = [0 (k + 1 times); 1; A[k+2.., k]]
 //! (faer's tau, the reciprocal of LAPACK's).
 

@@ -317,10 +317,8 @@ fn recurse(
             non_deflated += 1;
         }
     }
-    for i in 0..deflated {
-        permuted_diag[non_deflated + i] = diag[i];
-        pl_after[non_deflated + i] = pr[i];
-    }
+    permuted_diag[non_deflated..n].copy_from_slice(&diag[..deflated]);
+    pl_after[non_deflated..n].copy_from_slice(&pr[..deflated]);
     compute_eigenvalues(mus, shifts, permuted_diag, permuted_z, rho, non_deflated);
 
     // Gu & Eisenstat: recompute z from the computed roots (Loewner), so the eigenvectors
@@ -490,11 +488,11 @@ impl pulp::WithSimd for Secular<'_> {
         let mut acc = [zero; 4];
         let blocks = ds.len() / 4;
         for b in 0..blocks {
-            for l in 0..4 {
+            for (l, a) in acc.iter_mut().enumerate() {
                 let i = 4 * b + l;
                 let x = simd.sub_f64s(simd.sub_f64s(ds[i], sh), m);
                 let q = simd.div_f64s(zs[i], x);
-                acc[l] = simd.mul_add_e_f64s(zs[i], q, acc[l]);
+                *a = simd.mul_add_e_f64s(zs[i], q, *a);
             }
         }
         for i in 4 * blocks..ds.len() {
@@ -712,14 +710,14 @@ fn secular_eq_root_finder(
     };
     let (use_bisection, mut mu_cur, left_candidate, right_candidate) =
         secant(args.0, args.1, args.2, args.3);
-    if let (Some(l), Some(r)) = (left_candidate, right_candidate) {
-        if l < r {
-            if l > left_shifted {
-                left_shifted = l;
-            }
-            if r < right_shifted {
-                right_shifted = r;
-            }
+    if let (Some(l), Some(r)) = (left_candidate, right_candidate)
+        && l < r
+    {
+        if l > left_shifted {
+            left_shifted = l;
+        }
+        if r < right_shifted {
+            right_shifted = r;
         }
     }
     if use_bisection {
@@ -798,7 +796,7 @@ mod tests {
             vec![0.0; n - 1],
         ));
         // Wilkinson's W21+ glued 12 times with couplings 1e-8.
-        let w: Vec<f64> = (0..21).map(|i| (10i32 - i as i32).abs() as f64).collect();
+        let w: Vec<f64> = (0..21i32).map(|i| (10 - i).abs() as f64).collect();
         let mut d = Vec::new();
         let mut e = Vec::new();
         for g in 0..12 {
