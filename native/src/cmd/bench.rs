@@ -251,7 +251,7 @@ fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result
 /// The first line of `bench eigen`: what is timed, on which libraries and threads.
 fn eigen_header(args: &EigenArgs, reference: &serde_json::Value, numpy_threads: usize) {
     println!(
-        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; prh's sym_eigen (blocked tridiagonal reduction, then faer 0.24's divide and conquer; {} thread(s), {} build) and faer 0.24's own self_adjoint_eigen vs numpy {} eigh ({}, {} thread(s))",
+        "full symmetric eigendecomposition (values + vectors) of K, median of {} runs; prh's sym_eigen (from n = 192: blocked tridiagonal reduction, faer 0.24's divide and conquer with a SIMD secular equation, faer's back-transformation; {} thread(s), {} build) and faer 0.24's own self_adjoint_eigen vs numpy {} eigh ({}, {} thread(s))",
         args.repeats,
         prh_core::linalg::threads(),
         if cfg!(debug_assertions) {

@@ -61,6 +61,19 @@ pub(crate) fn tridiagonal_evd(
 
 /// faer's implicit QR on a leaf (it sorts ascending and overwrites `u`).
 fn leaf(diag: &mut [f64], sub: &[f64], u: MatMut<'_, f64>) -> Result<(), EvdError> {
+    let n = diag.len();
+    let values = faer_solver(diag, &sub[..n - 1], u)?;
+    diag.copy_from_slice(&values);
+    Ok(())
+}
+
+/// faer's own public solver for T (`tridiagonal_self_adjoint_evd`: QR below 128 rows, its
+/// divide and conquer from 128 on): eigenvalues ascending, eigenvectors into `u`. The
+/// leaves' solver here, and the tests' reference.
+///
+/// # Shapes
+/// `diag [n]`, `sub [n - 1]`, `u [n, n]` -> values `[n]`
+fn faer_solver(diag: &[f64], sub: &[f64], u: MatMut<'_, f64>) -> Result<Vec<f64>, EvdError> {
     use faer::dyn_stack::{MemBuffer, MemStack};
     let n = diag.len();
     // faer's whole solver's scratch covers its tridiagonal stage's.
@@ -73,17 +86,14 @@ fn leaf(diag: &mut [f64], sub: &[f64], u: MatMut<'_, f64>) -> Result<(), EvdErro
     let mut s = faer::Col::<f64>::zeros(n);
     faer::linalg::evd::tridiagonal_self_adjoint_evd(
         ColRef::from_slice(diag).as_diagonal(),
-        ColRef::from_slice(&sub[..n - 1]).as_diagonal(),
+        ColRef::from_slice(sub).as_diagonal(),
         s.as_mut().as_diagonal_mut(),
         Some(u),
         Par::Seq,
         MemStack::new(&mut buf),
         Default::default(),
     )?;
-    for (d, v) in diag.iter_mut().zip(s.iter()) {
-        *d = *v;
-    }
-    Ok(())
+    Ok(s.iter().copied().collect())
 }
 
 /// The work arrays of one merge, split between the two halves for the recursion.
@@ -130,20 +140,8 @@ impl<'a> ScratchMut<'a> {
     /// The first `n1` entries (and the leading `n1 x n1` blocks) for the left half, the
     /// rest (and the trailing blocks) for the right half.
     fn split(self, n1: usize) -> (ScratchMut<'a>, ScratchMut<'a>) {
-        let mut left_idx: [&'a mut [usize]; 4] = Default::default();
-        let mut right_idx: [&'a mut [usize]; 4] = Default::default();
-        for (k, s) in self.idx.into_iter().enumerate() {
-            let (l, r) = s.split_at_mut(n1);
-            left_idx[k] = l;
-            right_idx[k] = r;
-        }
-        let mut left_vals: [&'a mut [f64]; 6] = Default::default();
-        let mut right_vals: [&'a mut [f64]; 6] = Default::default();
-        for (k, s) in self.vals.into_iter().enumerate() {
-            let (l, r) = s.split_at_mut(n1);
-            left_vals[k] = l;
-            right_vals[k] = r;
-        }
+        let (left_idx, right_idx) = split_each(self.idx, n1);
+        let (left_vals, right_vals) = split_each(self.vals, n1);
         let (ru0, _, _, ru1) = self.repaired_u.split_at_mut(n1, n1);
         let (t0, _, _, t1) = self.tmp.split_at_mut(n1, n1);
         (
@@ -161,6 +159,19 @@ impl<'a> ScratchMut<'a> {
             },
         )
     }
+}
+
+/// Each slice split at `at`: the heads, then the tails.
+fn split_each<'a, T, const K: usize>(
+    parts: [&'a mut [T]; K],
+    at: usize,
+) -> ([&'a mut [T]; K], [&'a mut [T]; K]) {
+    let mut heads: [&'a mut [T]; K] = std::array::from_fn(|_| Default::default());
+    let mut tails: [&'a mut [T]; K] = std::array::from_fn(|_| Default::default());
+    for (k, s) in parts.into_iter().enumerate() {
+        (heads[k], tails[k]) = s.split_at_mut(at);
+    }
+    (heads, tails)
 }
 
 /// One node of the recursion: T = [T0, 0; 0, T1] + rho v v^T (v = e_{n1-1} + sign e_{n1}),
@@ -645,32 +656,35 @@ fn secular_eq_root_finder(
     };
     let mu_values = [base * half3, base * half2, base * half1, base * half0];
     let f_values = batch([shift; 4], mu_values);
-    if shift == left {
-        let mut i = 0;
-        for (idx, (mu, f)) in mu_values.iter().zip(&f_values).enumerate() {
-            if *f < 0.0 {
-                left_shifted = *mu;
-                f_left = *f;
-                i = idx + 1;
-            }
+    // The four points walk away from the shift's pole: those still on the pole's side of
+    // the root (f < 0 when the pole is on the left, f > 0 when on the right) move the
+    // bound nearer the pole; the first one past the root becomes the far bound.
+    let on_pole_side = |f: f64| if shift == left { f < 0.0 } else { f > 0.0 };
+    let mut near = None;
+    let mut i = 0;
+    for (idx, (mu, f)) in mu_values.iter().zip(&f_values).enumerate() {
+        if on_pole_side(*f) {
+            near = Some((*mu, *f));
+            i = idx + 1;
         }
-        if i < f_values.len() {
-            right_shifted = mu_values[i];
-            f_right = f_values[i];
-        }
+    }
+    let far = (i < f_values.len()).then(|| (mu_values[i], f_values[i]));
+    let (near_bound, far_bound) = if shift == left {
+        (
+            (&mut left_shifted, &mut f_left),
+            (&mut right_shifted, &mut f_right),
+        )
     } else {
-        let mut i = 0;
-        for (idx, (mu, f)) in mu_values.iter().zip(&f_values).enumerate() {
-            if *f > 0.0 {
-                right_shifted = *mu;
-                f_right = *f;
-                i = idx + 1;
-            }
-        }
-        if i < f_values.len() {
-            left_shifted = mu_values[i];
-            f_left = f_values[i];
-        }
+        (
+            (&mut right_shifted, &mut f_right),
+            (&mut left_shifted, &mut f_left),
+        )
+    };
+    if let Some((mu, f)) = near {
+        (*near_bound.0, *near_bound.1) = (mu, f);
+    }
+    if let Some((mu, f)) = far {
+        (*far_bound.0, *far_bound.1) = (mu, f);
     }
     while right_shifted - left_shifted > 2.0 * epsilon * left_shifted.abs().max(right_shifted.abs())
     {
@@ -743,31 +757,6 @@ fn secular_eq_root_finder(
 mod tests {
     use super::*;
 
-    /// faer's own solver on the same T (the reference this port must equal).
-    fn faer_evd(diag: &[f64], sub: &[f64]) -> (Vec<f64>, Mat<f64>) {
-        use faer::dyn_stack::{MemBuffer, MemStack};
-        let n = diag.len();
-        let mut buf = MemBuffer::new(faer::linalg::evd::self_adjoint_evd_scratch::<f64>(
-            n,
-            faer::linalg::evd::ComputeEigenvectors::Yes,
-            Par::Seq,
-            Default::default(),
-        ));
-        let mut s = faer::Col::<f64>::zeros(n);
-        let mut u = Mat::<f64>::zeros(n, n);
-        faer::linalg::evd::tridiagonal_self_adjoint_evd(
-            ColRef::from_slice(diag).as_diagonal(),
-            ColRef::from_slice(sub).as_diagonal(),
-            s.as_mut().as_diagonal_mut(),
-            Some(u.as_mut()),
-            Par::Seq,
-            MemStack::new(&mut buf),
-            Default::default(),
-        )
-        .unwrap();
-        (s.iter().copied().collect(), u)
-    }
-
     /// Eigenvalues equal faer's to 1e-12 n (relative to the largest), T U = U diag(values)
     /// and U^T U = I to the same bound, on random tridiagonals across the leaf size and
     /// on the cases that exercise deflation: a zero coupling (the halves decouple), equal
@@ -809,7 +798,7 @@ mod tests {
         cases.push(("glued Wilkinson".into(), d, e));
         for (name, d, e) in cases {
             let n = d.len();
-            let (want, _) = faer_evd(&d, &e);
+            let want = faer_solver(&d, &e, Mat::<f64>::zeros(n, n).as_mut()).unwrap();
             for threads in [1, 2] {
                 let par = if threads == 1 {
                     Par::Seq
