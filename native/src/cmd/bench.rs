@@ -14,7 +14,7 @@
 use crate::progress::{Progress, note};
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
-use prh_core::linalg::sym_eigen;
+use prh_core::linalg::{sym_eigen, sym_eigen_faer};
 use prh_core::theory::kernel::Kernel;
 use prh_core::theory::pair_graph::random_pi;
 use prh_core::theory::top_eigen::{TopEigen, TopEigenParams, sym_eigen_top};
@@ -100,19 +100,26 @@ pub fn eigen_flops(n: usize) -> f64 {
 
 /// Median seconds of C = A B for random `n x n` f64 matrices in faer (`--threads`), after a
 /// warm-up: 2 n^3 flops each.
-fn faer_matmul_seconds(n: usize, repeats: usize) -> f64 {
+fn faer_matmul_seconds(n: usize, repeats: usize) -> Result<f64> {
     use prh_core::linalg::Matrix;
     let a = Matrix::from_fn(n, n, |i, j| ((i * 7 + j * 13) % 17) as f64 - 8.0);
     let b = Matrix::from_fn(n, n, |i, j| ((i * 5 + j * 3) % 11) as f64 - 5.0);
-    let mut c = &a * &b;
+    let (seconds, c) = timed(repeats, || Ok(&a * &b))?;
+    std::hint::black_box(&c);
+    Ok(seconds)
+}
+
+/// Runs `f` once as a warm-up, then `repeats` times timed: the median seconds of the timed
+/// runs and the last run's output.
+fn timed<T>(repeats: usize, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut out = f()?;
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let t0 = Instant::now();
-        c = &a * &b;
+        out = f()?;
         times.push(t0.elapsed().as_secs_f64());
     }
-    std::hint::black_box(&c);
-    median(times)
+    Ok((median(times), out))
 }
 
 pub fn run(bench: Bench) -> Result<()> {
@@ -159,11 +166,13 @@ fn eigen(args: EigenArgs) -> Result<()> {
         let k = Kernel::new(random_pi(n, 0.05, args.seed + n as u64).as_ref())?.k;
         let path = dir.join(format!("k{n}.npy"));
         super::spectral::write_npy(&path, &k)?;
-        rows.push(time_faer(&args, n, &k)?);
+        rows.push(time_prh(&args, n, &k)?);
         files.push(path);
         progress.count(rows.len());
     }
-    let peak = (args.peak_n > 0).then(|| faer_matmul_seconds(args.peak_n, args.repeats));
+    let peak = (args.peak_n > 0)
+        .then(|| faer_matmul_seconds(args.peak_n, args.repeats))
+        .transpose()?;
     let out = reference_command(&args.python, &args.script, numpy_threads)
         .arg("--repeats")
         .arg(args.repeats.to_string())
@@ -199,53 +208,33 @@ fn eigen(args: EigenArgs) -> Result<()> {
     Ok(())
 }
 
-/// faer's side for one size: the full decomposition of `k` (and with `--top` the block
-/// Lanczos top-d) timed, median of `--repeats` after a warm-up.
-fn time_faer(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result<EigenRow> {
-    sym_eigen(k.as_ref())?; // warm-up, as on the numpy side
-    let mut times = Vec::new();
-    let mut values = Vec::new();
-    for _ in 0..args.repeats {
-        let t0 = Instant::now();
-        values = sym_eigen(k.as_ref())?.values;
-        times.push(t0.elapsed().as_secs_f64());
-    }
-    note(&format!("prh n = {n}: {:.4} s", median(times.clone())));
+/// prh's side for one size: the full decomposition of `k` by `sym_eigen` and by faer's own
+/// path (and with `--top` the block Lanczos top-d) timed, median of `--repeats` after a
+/// warm-up each.
+fn time_prh(args: &EigenArgs, n: usize, k: &prh_core::linalg::Matrix) -> Result<EigenRow> {
+    // Warm-up as on the numpy side.
+    let (seconds, values) = timed(args.repeats, || Ok(sym_eigen(k.as_ref())?.values))?;
+    note(&format!("prh n = {n}: {seconds:.4} s"));
     // faer's own solver on the same matrix, what `sym_eigen` ran before its blocked
     // reduction: the before and after of that change in one run.
-    let faer_alone = {
-        let mut times = Vec::new();
-        for _ in 0..=args.repeats {
-            let t0 = Instant::now();
-            let evd = prh_core::linalg::sym_eigen_faer(k.as_ref())?;
-            times.push(t0.elapsed().as_secs_f64());
-            std::hint::black_box(evd);
-        }
-        times.remove(0); // the warm-up
-        median(times)
-    };
+    let (faer_alone, _) = timed(args.repeats, || Ok(sym_eigen_faer(k.as_ref())?))?;
     let top = if args.top > 0 {
         let params = TopEigenParams {
             tol: args.top_tol,
             ..TopEigenParams::default()
         };
-        let mut found = sym_eigen_top(k.as_ref(), args.top, params)?; // warm-up
-        let mut times = Vec::new();
-        for _ in 0..args.repeats {
-            let t0 = Instant::now();
-            found = sym_eigen_top(k.as_ref(), args.top, params)?;
-            times.push(t0.elapsed().as_secs_f64());
-        }
+        let (t, found) = timed(args.repeats, || {
+            Ok(sym_eigen_top(k.as_ref(), args.top, params)?)
+        })?;
         note(&format!(
-            "thick-restart block Lanczos n = {n}, top {}: {:.4} s",
-            args.top,
-            median(times.clone())
+            "thick-restart block Lanczos n = {n}, top {}: {t:.4} s",
+            args.top
         ));
-        Some((median(times), found))
+        Some((t, found))
     } else {
         None
     };
-    Ok((n, median(times), values, top, faer_alone))
+    Ok((n, seconds, values, top, faer_alone))
 }
 
 /// The first line of `bench eigen`: what is timed, on which libraries and threads.

@@ -176,7 +176,7 @@ fn eigen(a: MatRef<'_, f64>, blocked: bool, par: faer::Par) -> Result<SymEigen> 
 #[cfg(not(target_arch = "wasm32"))]
 fn blocked_eigen(
     a: MatRef<'_, f64>,
-    s: faer::diag::DiagMut<'_, f64>,
+    mut s: faer::diag::DiagMut<'_, f64>,
     mut u: faer::MatMut<'_, f64>,
     par: faer::Par,
     stack: &mut faer::dyn_stack::MemStack,
@@ -185,9 +185,8 @@ fn blocked_eigen(
     let mut work = Mat::<f64>::zeros(n, n);
     work.as_mut().copy_from_triangular_lower(a);
     let t = tridiag::tridiagonalize(work.as_mut(), par);
-    let mut values = t.diag.clone();
+    let mut values = t.diag;
     tridiag_dc::tridiagonal_evd(&mut values, &t.sub, u.as_mut(), par)?;
-    let mut s = s;
     for (i, v) in values.into_iter().enumerate() {
         s[i] = v;
     }

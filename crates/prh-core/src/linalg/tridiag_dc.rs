@@ -59,10 +59,9 @@ pub(crate) fn tridiagonal_evd(
     recurse(diag, &mut offdiag, u, par, s.view())
 }
 
-/// faer's implicit QR on a leaf (it sorts ascending and overwrites `u`).
+/// faer's implicit QR on a leaf (it sorts ascending and overwrites `u`): `diag [n]`, `sub [n - 1]`.
 fn leaf(diag: &mut [f64], sub: &[f64], u: MatMut<'_, f64>) -> Result<(), EvdError> {
-    let n = diag.len();
-    let values = faer_solver(diag, &sub[..n - 1], u)?;
+    let values = faer_solver(diag, sub, u)?;
     diag.copy_from_slice(&values);
     Ok(())
 }
