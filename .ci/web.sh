@@ -41,13 +41,24 @@ NATIVE="$CARGO_TARGET_DIR/debug/prh-native"
 [ -x "$NATIVE" ] || cargo build -p prh-native
 ls -l "$NATIVE"
 
-step "dist/: trunk build, as a user runs it (index.html, Trunk.toml; profile web-dev)"
+# Clippy for the browser's code: clippy-driver stands in for rustc on the workspace's own
+# crates (prh-core, prh-web; dependencies still get plain rustc), so the builds below lint
+# them for wasm32 at no extra compile: the code under cfg(target_arch = "wasm32") that a
+# native clippy never sees, and no native check of the web-only dependencies. clippy-driver
+# is rustc with clippy's lints added (and `--cfg clippy`, which no crate here reads); the
+# module it emits is rustc's. Warnings are errors, as in .ci/run's clippy pass. This is
+# `cargo clippy`'s own mechanism (it sets these two variables for `cargo check`).
+export RUSTC_WORKSPACE_WRAPPER
+RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+
+step "dist/: trunk build, as a user runs it (index.html, Trunk.toml; profile web-dev; linted by clippy)"
 # trunk finds wasm-bindgen (the version .ci/tools.sh installs) on PATH (Trunk.toml pins it, offline).
 rm -rf dist
 PATH="$TOOLS/bin:$PATH" CARGO_TARGET_DIR="$WASM_TARGET_DIR" "$TRUNK" build
 ls -l dist
 
-step "wasm-bindgen-test: core numerics in wasm32 equal the native reference values"
+step "wasm-bindgen-test: core numerics in wasm32 equal the native reference values (linted by clippy)"
 CARGO_TARGET_DIR="$WASM_TARGET_DIR" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER="$TOOLS/bin/wasm-bindgen-test-runner" \
   cargo test --profile web-dev -p prh-web --target wasm32-unknown-unknown --test core_numerics
 

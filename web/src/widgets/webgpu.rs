@@ -14,7 +14,7 @@ use wasm_bindgen_futures::JsFuture;
 /// The WebGPU backend (burn's wgpu backend; in wasm its only graphics API is WebGPU).
 #[cfg(target_arch = "wasm32")]
 pub type Gpu = prh_core::backend::Wgpu;
-/// Native builds of this crate (clippy, `cargo check`) have no WebGPU: the CPU backend
+/// Native builds of this crate (`cargo check --workspace`) have no WebGPU: the CPU backend
 /// stands in so the code type-checks; [`webgpu_device`] always fails there.
 #[cfg(not(target_arch = "wasm32"))]
 pub type Gpu = prh_core::backend::Cpu;
