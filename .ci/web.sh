@@ -48,8 +48,12 @@ ls -l "$NATIVE"
 # is rustc with clippy's lints added (and `--cfg clippy`, which no crate here reads); the
 # module it emits is rustc's. Warnings are errors, as in .ci/run's clippy pass. This is
 # `cargo clippy`'s own mechanism (it sets these two variables for `cargo check`).
-export RUSTC_WORKSPACE_WRAPPER
-RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+CLIPPY_DRIVER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver || true)
+if [ -z "$CLIPPY_DRIVER" ]; then
+  echo "error: clippy-driver not found (rust-toolchain.toml lists clippy: rustup component add clippy)" >&2
+  exit 1
+fi
+export RUSTC_WORKSPACE_WRAPPER="$CLIPPY_DRIVER"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
 step "dist/: trunk build, as a user runs it (index.html, Trunk.toml; profile web-dev; linted by clippy)"
