@@ -7,7 +7,8 @@ Reads this folder's results.json (good views, 3 seeds per budget) and compares t
 Validation: fit each on the 4 budgets before 65,536 images, predict 65,536. The form with
 the smaller validation error is then fitted on 8,192-65,536 (the experiment's window,
 fit_from = 3) and predicts the test budget, 131,072, against its seed range.
-Run from the repository root: python3 -B docs/results/scaling-multilingual/law_forms.py
+Run (from any folder; it finds results.json beside itself):
+  python3 -B docs/results/scaling-multilingual/law_forms.py
 """
 import json
 import os

@@ -423,8 +423,8 @@ fn recurse(
         );
     }
     u.copy_from(tmp.rb());
-    for i in 0..n {
-        diag[i] = mus[pr[i]] + shifts[pr[i]];
+    for (d, &p) in diag.iter_mut().zip(pr.iter()) {
+        *d = eigenvals[p];
     }
     Ok(())
 }
@@ -494,21 +494,21 @@ impl pulp::WithSimd for Secular<'_> {
         let (zs, zt) = S::as_simd_f64s(z);
         let sh = simd.splat_f64s(shift);
         let m = simd.splat_f64s(mu);
+        // acc + z (z / ((d - shift) - mu)), lane-wise.
+        let add_term = |acc, dv, zv| {
+            let x = simd.sub_f64s(simd.sub_f64s(dv, sh), m);
+            simd.mul_add_e_f64s(zv, simd.div_f64s(zv, x), acc)
+        };
         let zero = simd.splat_f64s(0.0);
         let mut acc = [zero; 4];
         let blocks = ds.len() / 4;
         for b in 0..blocks {
             for (l, a) in acc.iter_mut().enumerate() {
-                let i = 4 * b + l;
-                let x = simd.sub_f64s(simd.sub_f64s(ds[i], sh), m);
-                let q = simd.div_f64s(zs[i], x);
-                *a = simd.mul_add_e_f64s(zs[i], q, *a);
+                *a = add_term(*a, ds[4 * b + l], zs[4 * b + l]);
             }
         }
         for i in 4 * blocks..ds.len() {
-            let x = simd.sub_f64s(simd.sub_f64s(ds[i], sh), m);
-            let q = simd.div_f64s(zs[i], x);
-            acc[0] = simd.mul_add_e_f64s(zs[i], q, acc[0]);
+            acc[0] = add_term(acc[0], ds[i], zs[i]);
         }
         let sum = simd.add_f64s(simd.add_f64s(acc[0], acc[1]), simd.add_f64s(acc[2], acc[3]));
         let mut res = rho_recip + simd.reduce_sum_f64s(sum);
