@@ -203,6 +203,27 @@ fn print_spectra(results: &[KindResults]) {
     }
 }
 
+/// Which of K's eigenspaces each encoder holds (`eigenspace_shares`): where sin-theta
+/// says a predicted direction is missed, which one, and what took its place.
+fn print_eigenspaces(results: &[KindResults]) {
+    println!(
+        "\neigenspaces of K each encoder holds (dimensions held / in F; 'outside F': what took \
+         the place of a missed direction)"
+    );
+    for r in results {
+        for (m, vs) in [
+            ("image", &r.image_vs_theory),
+            ("caption", &r.text_vs_theory),
+        ] {
+            println!(
+                "{:<34} {}",
+                format!("{} {m}", r.label()),
+                prh_core::scene::theory::describe_shares(&vs.eigenspaces)
+            );
+        }
+    }
+}
+
 /// The folder name of one run, e.g. `spectral_good_image` (rendered) or
 /// `symbolic_spectral_good_image`.
 fn run_name(observation: Observation, loss: LossKind, kind: ViewKind, m: Modality) -> String {
@@ -287,7 +308,10 @@ fn train_one(
     let folder = RunFolder::replace(run_cfg, args.out.join(&name))?;
     let out = run_in_folder(&folder, demo_devices(), Some(&name))
         .with_context(|| format!("training the {}-view {name} encoder", t.kind.label()))?;
-    Ok((out.model, convergence(&folder.dir, out.steps)?))
+    Ok((
+        out.trained.model,
+        convergence(&folder.dir, out.trained.steps)?,
+    ))
 }
 
 /// Evaluates one pair of trained encoders against the theory; writes their paired
@@ -378,6 +402,7 @@ pub fn run(args: Args) -> Result<()> {
     // 3. Report.
     print_table(&results, &baselines);
     print_spectra(&results);
+    print_eigenspaces(&results);
     write_report(
         &args,
         &cfg,
@@ -471,8 +496,14 @@ fn train_all(
         .flat_map(|&o| cfg.losses.iter().map(move |&l| (o, l)))
         .flat_map(|(o, l)| (0..theories.len()).map(move |t| (o, l, t)))
         .collect();
+    let bad = cfg.bad_views.as_ref().map_or(String::new(), |b| {
+        format!(
+            "; rendered bad views: captions {} steps to the end at lr {}, pictures {} windows of patience",
+            b.caption_steps, b.caption_lr, b.image_patience
+        )
+    });
     println!(
-        "\ntraining {} encoders on {workers} worker(s), {replicas} replica(s) each (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss) ...",
+        "\ntraining {} encoders on {workers} worker(s), {replicas} replica(s) each (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss{bad}) ...",
         2 * pairs.len(),
         cfg.symbolic_steps,
         cfg.image.run.steps,

@@ -24,7 +24,7 @@ use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::scene::SceneWorld;
 use prh_core::scene::render_text::caption_tokenizer;
-use prh_core::scene::theory::paired_seed;
+use prh_core::scene::theory::{LearnedVsTheory, compare_to_theory, describe_shares, paired_seed};
 use prh_core::tasks::scene::{
     SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene,
 };
@@ -38,9 +38,16 @@ pub fn train<B: AutodiffBackend>(request: &Request, devices: Devices<B>) -> Resu
     let out = run_in_folder::<B>(&folder, devices, None)?;
     eprintln!(
         "done: {} steps, last loss {:.4}; run folder {}",
-        out.steps,
-        out.last_loss,
+        out.trained.steps,
+        out.trained.last_loss,
         folder.dir.display()
+    );
+    let vs = &out.vs_theory;
+    eprintln!(
+        "against the predicted F: CKA {:.3}, sin-theta {:.3}; eigenspaces of K held (of F's): {}",
+        vs.cka,
+        vs.sin_theta_op,
+        describe_shares(&vs.eigenspaces)
     );
     Ok(())
 }
@@ -53,7 +60,7 @@ pub fn run_in_folder<B: AutodiffBackend>(
     folder: &RunFolder<SceneTrainConfig>,
     devices: Devices<B>,
     label: Option<&str>,
-) -> Result<SceneTrained<B::InnerBackend>> {
+) -> Result<SceneRun<B::InnerBackend>> {
     let (cfg, dir) = (&folder.cfg, &folder.dir);
     std::fs::create_dir_all(dir.join("checkpoints"))
         .with_context(|| format!("creating {}", dir.join("checkpoints").display()))?;
@@ -87,7 +94,41 @@ pub fn run_in_folder<B: AutodiffBackend>(
     )?;
     sink.progress.finish();
     write_embeddings(dir, cfg, &world, &out.model, &devices.main())?;
-    Ok(out)
+    let vs_theory = write_theory(dir, cfg, &world, &out.model, &devices.main())?;
+    Ok(SceneRun {
+        trained: out,
+        vs_theory,
+    })
+}
+
+/// A finished scene run: the trained model and where it stands against the prediction.
+pub struct SceneRun<B: Backend> {
+    /// What training returned.
+    pub trained: SceneTrained<B>,
+    /// The final model against F on the probe's renderings (`theory.json`).
+    pub vs_theory: LearnedVsTheory,
+}
+
+/// `theory.json`: the final model against the predicted F on the renderings its
+/// evaluations used ([`SceneTrainConfig::probe`]): CKA, sin-theta, principal angles and
+/// which of K's eigenspaces it holds ([`prh_core::scene::theory::eigenspace_shares`]).
+fn write_theory<B: Backend>(
+    dir: &Path,
+    cfg: &SceneTrainConfig,
+    world: &SceneWorld,
+    model: &SceneModel<B>,
+    device: &B::Device,
+) -> Result<LearnedVsTheory> {
+    let probe = cfg.probe(world)?;
+    let rows = model.embed(&probe.views, device)?;
+    let e = rows.first().map_or(0, Vec::len);
+    let x = prh_core::linalg::Matrix::from_fn(rows.len(), e, |i, j| rows[i][j]);
+    let vs = compare_to_theory(&x, &probe.theory)?;
+    write_file(
+        &dir.join("theory.json"),
+        serde_json::to_string_pretty(&vs)? + "\n",
+    )?;
+    Ok(vs)
 }
 
 /// The caption tokenizer: the run's own when it continues, else the configured file,

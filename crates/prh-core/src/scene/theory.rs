@@ -44,6 +44,163 @@ pub struct ModalityTheory {
     /// U_d, the orthonormal top-d non-trivial eigenvectors: `[n_m, d]`.
     #[serde(skip)]
     pub u: Matrix,
+    /// The factors K is a Kronecker product of, in [`SceneWorld::pi`]'s index order
+    /// (shape, colour, size, position, then the nuisance): what names its eigenspaces
+    /// ([`eigenspace_shares`]).
+    #[serde(skip)]
+    pub modes: Vec<KernelMode>,
+}
+
+/// One factor of the augmented state as K sees it. Pi's factor `Pi_i[a, b] = p_a (v_i
+/// d_ab + (1 - v_i) p_b)` gives `K_i = v_i I + (1 - v_i) sqrt(p) sqrt(p)^T`: eigenvalue 1
+/// on sqrt(p) (the trivial direction) and v_i on its orthogonal complement (c_i - 1
+/// directions). K = (x)_i K_i, so each of K's eigenspaces is the product of the
+/// complements of a subset S of the factors with the trivial directions of the rest,
+/// eigenvalue prod_{i in S} v_i.
+#[derive(Debug, Clone)]
+pub struct KernelMode {
+    /// The factor's name (`shape`, ..., and `background` or `template` for the nuisance).
+    pub name: &'static str,
+    /// sqrt(p_i) over the factor's values.
+    pub sqrt_p: Vec<f64>,
+    /// v_i: the factor's visibility (the nuisance's is 0 under good views, whose two
+    /// views never share it).
+    pub visibility: f64,
+}
+
+/// The kernel's factors for modality `m` under `kind` views, in [`SceneWorld::pi`]'s order.
+pub fn kernel_modes(world: &SceneWorld, m: Modality, kind: ViewKind) -> Vec<KernelMode> {
+    let vis = world.visibility(m);
+    let sqrt = |p: &[f64]| p.iter().map(|x| x.sqrt()).collect::<Vec<f64>>();
+    let mut modes: Vec<KernelMode> = (0..4)
+        .map(|f| KernelMode {
+            name: crate::scene::FACTORS[f],
+            sqrt_p: sqrt(&world.factor_probs[f]),
+            visibility: vis.factors[f],
+        })
+        .collect();
+    modes.push(KernelMode {
+        name: match m {
+            Modality::Image => "background",
+            Modality::Text => "template",
+        },
+        sqrt_p: sqrt(world.q(m)),
+        visibility: world.nuisance_visibility(m, kind),
+    });
+    modes
+}
+
+/// How much of a subspace lies in one of K's eigenspaces (see [`KernelMode`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct EigenspaceShare {
+    /// The factors whose non-trivial directions the eigenspace combines, e.g. `["shape"]`
+    /// or `["colour", "template"]` (their products: interactions).
+    pub factors: Vec<&'static str>,
+    /// Its eigenvalue, prod_{i in S} v_i.
+    pub eigenvalue: f64,
+    /// Its dimension, prod_{i in S} (c_i - 1).
+    pub dim: usize,
+    /// Dimensions of the prediction span(U_d) in it: ||P_S U_d||_F^2.
+    pub predicted: f64,
+    /// Dimensions of the learned top-d subspace in it: ||P_S Q||_F^2, Q the orthonormal
+    /// basis that sin-theta is measured with ([`compare_to_theory`]).
+    pub learned: f64,
+}
+
+/// `P_S x` in place for one vector over augmented states: along each factor i, keep the
+/// component off sqrt(p_i) (i in S, bit i of `subset`) or the one on it (i not in S).
+///
+/// # Shapes
+/// `x [prod c_i]`, index in [`SceneWorld::pi`]'s mixed radix (last factor fastest)
+fn project_eigenspace(x: &mut [f64], modes: &[KernelMode], subset: usize) {
+    let mut stride = x.len();
+    for (i, mode) in modes.iter().enumerate() {
+        let c = mode.sqrt_p.len();
+        stride /= c;
+        let block = c * stride;
+        let complement = subset & (1 << i) != 0;
+        for outer in (0..x.len()).step_by(block) {
+            for inner in 0..stride {
+                let at = |k: usize| outer + k * stride + inner;
+                let dot: f64 = (0..c).map(|k| mode.sqrt_p[k] * x[at(k)]).sum();
+                for k in 0..c {
+                    let on = mode.sqrt_p[k] * dot;
+                    x[at(k)] = if complement { x[at(k)] - on } else { on };
+                }
+            }
+        }
+    }
+}
+
+/// Which of K's eigenspaces the learned subspace and the prediction occupy: for every
+/// non-empty subset S of the factors, ||P_S Q||_F^2 and ||P_S U_d||_F^2 (P_S the
+/// orthogonal projector on the eigenspace S, [`KernelMode`]), largest eigenvalue first.
+/// The projectors sum to the identity, so each column sums to the subspace's dimension
+/// (the trivial S = {} holds nothing of a p-centred subspace). Where sin-theta says
+/// *that* a predicted direction is missed, this says *which* one, and what took its place.
+///
+/// # Shapes
+/// `q [n_m, r]` orthonormal (the learned subspace, D^1/2-weighted and p-centred),
+/// `theory.u [n_m, d]`
+pub fn eigenspace_shares(q: &Matrix, theory: &ModalityTheory) -> Result<Vec<EigenspaceShare>> {
+    let modes = &theory.modes;
+    let n: usize = modes.iter().map(|m| m.sqrt_p.len()).product();
+    if modes.is_empty() || q.nrows() != n || theory.u.nrows() != n {
+        return Err(Error::invalid(format!(
+            "eigenspace shares: the kernel's factors give {n} augmented states, the              subspaces have {} and {} rows",
+            q.nrows(),
+            theory.u.nrows()
+        )));
+    }
+    let share = |basis: &Matrix, subset: usize| -> f64 {
+        (0..basis.ncols())
+            .map(|j| {
+                let mut x: Vec<f64> = (0..n).map(|i| basis[(i, j)]).collect();
+                project_eigenspace(&mut x, modes, subset);
+                x.iter().map(|v| v * v).sum::<f64>()
+            })
+            .sum()
+    };
+    let mut out: Vec<EigenspaceShare> = (1..1usize << modes.len())
+        .map(|subset| {
+            let inside: Vec<&KernelMode> = (0..modes.len())
+                .filter(|i| subset & (1 << i) != 0)
+                .map(|i| &modes[i])
+                .collect();
+            EigenspaceShare {
+                factors: inside.iter().map(|m| m.name).collect(),
+                eigenvalue: inside.iter().map(|m| m.visibility).product(),
+                dim: inside.iter().map(|m| m.sqrt_p.len() - 1).product(),
+                predicted: share(&theory.u, subset),
+                learned: share(q, subset),
+            }
+        })
+        .filter(|s| s.dim > 0)
+        .collect();
+    out.sort_by(|a, b| b.eigenvalue.total_cmp(&a.eigenvalue));
+    Ok(out)
+}
+
+/// One line naming what a learned subspace holds: the eigenspaces of the prediction with
+/// the dimensions held of each (`shape 2.98/3`), then those outside it that hold at least
+/// 0.05 of a dimension (`outside F: shape x position 0.84`).
+pub fn describe_shares(shares: &[EigenspaceShare]) -> String {
+    let name = |s: &EigenspaceShare| s.factors.join(" x ");
+    let inside: Vec<String> = shares
+        .iter()
+        .filter(|s| s.predicted >= 0.5)
+        .map(|s| format!("{} {:.2}/{:.0}", name(s), s.learned, s.predicted))
+        .collect();
+    let outside: Vec<String> = shares
+        .iter()
+        .filter(|s| s.predicted < 0.5 && s.learned >= 0.05)
+        .map(|s| format!("{} {:.2}", name(s), s.learned))
+        .collect();
+    let mut line = inside.join(", ");
+    if !outside.is_empty() {
+        line += &format!(" | outside F: {}", outside.join(", "));
+    }
+    line
 }
 
 /// K's spectrum, gap and F = D^-1/2 U_d for one modality and view kind, through the theory
@@ -79,6 +236,7 @@ pub fn modality_theory(
         f: spectrum.embedding(d, true)?,
         u: spectrum.top(d, true)?,
         p: kernel.p,
+        modes: kernel_modes(world, m, kind),
     })
 }
 
@@ -140,6 +298,9 @@ pub struct LearnedVsTheory {
     pub sin_theta_fro: f64,
     /// The principal angles, degrees, ascending.
     pub principal_angles_deg: Vec<f64>,
+    /// Which of K's eigenspaces the learned top-d subspace and F occupy
+    /// ([`eigenspace_shares`]).
+    pub eigenspaces: Vec<EigenspaceShare>,
 }
 
 /// Compares learned embeddings of every augmented state (rows in [`SceneWorld::pi`]'s
@@ -175,6 +336,7 @@ pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedV
         sin_theta_op,
         sin_theta_fro,
         principal_angles_deg,
+        eigenspaces: eigenspace_shares(&basis, theory)?,
     })
 }
 
@@ -268,6 +430,94 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Each projector P_S maps onto eigenvectors of the exact K (built from Pi, not from
+    /// the factors) with eigenvalue prod_{i in S} v_i, the projectors sum to the identity,
+    /// and F occupies the eigenspaces its eigenvalues name: for the quick world's good
+    /// views the single factors, for bad views the nuisance instead of the weakest factor.
+    /// Tolerance 1e-9 (f64 sums over a few hundred states).
+    #[test]
+    fn eigenspaces_are_k_eigenspaces_and_name_what_f_holds() {
+        let w = SceneWorld::new(SceneConfig::quick(3)).unwrap();
+        for (m, kind) in [
+            (Modality::Image, ViewKind::Good),
+            (Modality::Text, ViewKind::Bad),
+        ] {
+            let pi = w.pi(m, kind);
+            let n = pi.nrows();
+            let rows: Vec<f64> = (0..n).map(|a| (0..n).map(|b| pi[(a, b)]).sum()).collect();
+            let k = Matrix::from_fn(n, n, |a, b| pi[(a, b)] / (rows[a] * rows[b]).sqrt());
+            let modes = kernel_modes(&w, m, kind);
+            let mut rng = ChaCha8Rng::seed_from_u64(9);
+            let x: Vec<f64> = (0..n).map(|_| rng.random::<f64>() - 0.5).collect();
+            let mut total = vec![0.0; n];
+            for subset in 0..1usize << modes.len() {
+                let mut y = x.clone();
+                project_eigenspace(&mut y, &modes, subset);
+                let lambda: f64 = (0..modes.len())
+                    .filter(|i| subset & (1 << i) != 0)
+                    .map(|i| modes[i].visibility)
+                    .product();
+                for a in 0..n {
+                    let ky: f64 = (0..n).map(|b| k[(a, b)] * y[b]).sum();
+                    assert!(
+                        (ky - lambda * y[a]).abs() < 1e-9,
+                        "{m:?} {kind:?} S = {subset}"
+                    );
+                    total[a] += y[a];
+                }
+            }
+            for a in 0..n {
+                assert!((total[a] - x[a]).abs() < 1e-9);
+            }
+            let d = 8;
+            let t = modality_theory(&w, m, kind, d).unwrap();
+            let c = compare_to_theory(&t.f, &t).unwrap();
+            let held: f64 = c.eigenspaces.iter().map(|s| s.learned).sum();
+            assert!((held - d as f64).abs() < 1e-9, "{held}");
+            let named: Vec<(String, usize)> = c
+                .eigenspaces
+                .iter()
+                .filter(|s| s.predicted > 1e-6)
+                .map(|s| {
+                    assert!((s.predicted - s.learned).abs() < 1e-9);
+                    assert!((s.predicted - s.dim as f64).abs() < 1e-9, "{s:?}");
+                    (s.factors.join(" x "), s.dim)
+                })
+                .collect();
+            let total: usize = named.iter().map(|(_, k)| k).sum();
+            assert_eq!(total, d, "{named:?}");
+            let has = |f: &str| named.iter().any(|(n, _)| n == f);
+            match kind {
+                ViewKind::Good => assert!(!named.iter().any(|(n, _)| n.contains(" x "))),
+                _ => assert!(has("template"), "{named:?}"),
+            }
+        }
+    }
+
+    /// What a subspace holds does not depend on its basis: X and X A (A invertible) give
+    /// the same shares, to 1e-9.
+    #[test]
+    fn eigenspace_shares_are_invariant_to_an_invertible_map() {
+        let w = SceneWorld::new(SceneConfig::quick(1)).unwrap();
+        let t = modality_theory(&w, Modality::Image, ViewKind::Good, 6).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let x = Matrix::from_fn(t.p.len(), 6, |_, _| rng.random::<f64>());
+        let a = Matrix::from_fn(
+            6,
+            6,
+            |i, j| if i == j { 2.0 } else { 0.0 } + rng.random::<f64>(),
+        );
+        let (s1, s2) = (
+            compare_to_theory(&x, &t).unwrap().eigenspaces,
+            compare_to_theory(&(&x * &a), &t).unwrap().eigenspaces,
+        );
+        for (u, v) in s1.iter().zip(&s2) {
+            assert!((u.learned - v.learned).abs() < 1e-9, "{u:?} {v:?}");
+        }
+        let line = describe_shares(&s1);
+        assert!(line.starts_with("shape "), "{line}");
     }
 
     /// The probe scores F itself as reached (CKA 1, sin-theta 0).
