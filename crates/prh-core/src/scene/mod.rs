@@ -117,11 +117,13 @@ impl SceneConfig {
     /// eigenvalue (>= 0.72) exceeds every product of two (<= 0.82 * 0.8 = 0.656), and the
     /// nuisance (0.88) outranks every factor, so bad views trade the 3 position directions
     /// for 3 nuisance directions at d = 11. The nuisance's products with a factor stay
-    /// clear of the last factor kept: under bad views K's gap after d is 0.76 - 0.88 x 0.82
-    /// = 0.038 for captions and 0.76 - 0.88 x 0.8 = 0.056 for pictures. At 0.92 it was
-    /// 0.0056 for captions (template x colour, 0.754, against size, 0.76): long runs then
-    /// settled on a template x colour direction in place of a size direction, an
-    /// optimum the sampled loss cannot tell from F's (docs/results.md, issue 19).
+    /// clear of the last factor kept (size, 0.76): under bad views K's gap after d is
+    /// 0.76 - 0.88 x 0.82 = 0.038 for captions (template x colour next) and 0.76 - 0.72 =
+    /// 0.04 for pictures (position next; background x shape is 0.704). At 0.92 it was
+    /// 0.0056 for captions (template x colour, 0.754) and 0.024 for pictures (background x
+    /// shape, 0.736): long caption runs then settled on a template x colour direction in
+    /// place of a size direction, an optimum the sampled loss cannot tell from F's
+    /// (docs/results.md, issue 19).
     pub fn demo(seed: u64) -> Self {
         SceneConfig {
             cardinality: [4, 4, 3, 4],
