@@ -300,7 +300,8 @@ pub struct LearnedVsTheory {
     /// The principal angles, degrees, ascending.
     pub principal_angles_deg: Vec<f64>,
     /// Which of K's eigenspaces the learned top-d subspace and F occupy
-    /// ([`eigenspace_shares`]).
+    /// ([`eigenspace_shares`]; those holding at least [`SHARE_SHOWN`] of a dimension of
+    /// either).
     pub eigenspaces: Vec<EigenspaceShare>,
 }
 
@@ -321,9 +322,17 @@ pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedV
         sin_theta_op,
         sin_theta_fro,
         principal_angles_deg,
-        eigenspaces: eigenspace_shares(&basis, theory)?,
+        // The eigenspaces either subspace occupies: of the 2^5 - 1, most hold nothing.
+        eigenspaces: eigenspace_shares(&basis, theory)?
+            .into_iter()
+            .filter(|s| s.predicted >= SHARE_SHOWN || s.learned >= SHARE_SHOWN)
+            .collect(),
     })
 }
+
+/// The share of a dimension below which [`LearnedVsTheory::eigenspaces`] leaves an
+/// eigenspace out (of either subspace).
+pub const SHARE_SHOWN: f64 = 0.005;
 
 /// [`compare_to_theory`]'s CKA and the learned top-d subspace's orthonormal basis
 /// (D^1/2-weighted, p-centred).
