@@ -24,7 +24,7 @@ use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::scene::SceneWorld;
 use prh_core::scene::render_text::caption_tokenizer;
-use prh_core::scene::theory::{LearnedVsTheory, compare_to_theory, describe_shares, paired_seed};
+use prh_core::scene::theory::{LearnedVsTheory, describe_shares, paired_seed};
 use prh_core::tasks::scene::{
     SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene,
 };
@@ -120,10 +120,7 @@ fn write_theory<B: Backend>(
     device: &B::Device,
 ) -> Result<LearnedVsTheory> {
     let probe = cfg.probe(world)?;
-    let rows = model.embed(&probe.views, device)?;
-    let e = rows.first().map_or(0, Vec::len);
-    let x = prh_core::linalg::Matrix::from_fn(rows.len(), e, |i, j| rows[i][j]);
-    let vs = compare_to_theory(&x, &probe.theory)?;
+    let vs = probe.compare(&model.embed(&probe.views, device)?)?;
     write_file(
         &dir.join("theory.json"),
         serde_json::to_string_pretty(&vs)? + "\n",

@@ -397,22 +397,38 @@ impl TheoryProbe {
         })
     }
 
+    /// Embeddings of [`TheoryProbe::views`] against the prediction: everything
+    /// [`compare_to_theory`] measures (what a finished run reports).
+    ///
+    /// # Shapes
+    /// `rows`: `n_m` rows of `e` numbers
+    pub fn compare(&self, rows: &[Vec<f64>]) -> Result<LearnedVsTheory> {
+        compare_to_theory(&rows_matrix(rows), &self.theory)
+    }
+
     /// Scores embeddings of [`TheoryProbe::views`]: `cka_to_theory` and
     /// `sin_theta_to_theory` ([`compare_to_theory`]).
     ///
     /// # Shapes
     /// `rows`: `n_m` rows of `e` numbers -> two named scores
     pub fn score(&self, rows: &[Vec<f64>]) -> Result<Vec<(String, f64)>> {
-        let e = rows.first().map_or(0, Vec::len);
-        let x = Matrix::from_fn(rows.len(), e, |i, j| rows[i][j]);
         // The two scores only: the eigenspace shares are for the final comparison.
-        let (cka, basis) = cka_and_basis(&x, &self.theory)?;
+        let (cka, basis) = cka_and_basis(&rows_matrix(rows), &self.theory)?;
         let (sin_theta_op, _, _) = principal_angles(&basis, &self.theory.u)?;
         Ok(vec![
             ("cka_to_theory".to_string(), cka),
             ("sin_theta_to_theory".to_string(), sin_theta_op),
         ])
     }
+}
+
+/// Rows of equal length as a matrix.
+///
+/// # Shapes
+/// `rows`: `n` rows of `e` -> `[n, e]`
+fn rows_matrix(rows: &[Vec<f64>]) -> Matrix {
+    let e = rows.first().map_or(0, Vec::len);
+    Matrix::from_fn(rows.len(), e, |i, j| rows[i][j])
 }
 
 #[cfg(test)]
