@@ -498,8 +498,15 @@ fn train_all(
         .collect();
     let bad = cfg.bad_views.as_ref().map_or(String::new(), |b| {
         format!(
-            "; rendered bad views: captions {} steps to the end at lr {}, pictures {} windows of patience",
-            b.caption_steps, b.caption_lr, b.image_patience
+            "; the spectral bad-view runs: captions {} steps to the end at lr {}, pictures {} windows of patience{}",
+            b.caption_steps,
+            b.caption_lr,
+            b.image_patience,
+            if b.symbols_to_budget {
+                ", symbols their whole budget"
+            } else {
+                ""
+            }
         )
     });
     println!(

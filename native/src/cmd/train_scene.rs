@@ -24,7 +24,7 @@ use prh_core::backend::burn::prelude::Backend;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::scene::SceneWorld;
 use prh_core::scene::render_text::caption_tokenizer;
-use prh_core::scene::theory::{LearnedVsTheory, describe_shares, paired_seed};
+use prh_core::scene::theory::{LearnedVsTheory, TheoryProbe, describe_shares, paired_seed};
 use prh_core::tasks::scene::{
     SceneModel, SceneTrainConfig, SceneTrained, export_views, train_scene,
 };
@@ -94,7 +94,11 @@ pub fn run_in_folder<B: AutodiffBackend>(
     )?;
     sink.progress.finish();
     write_embeddings(dir, cfg, &world, &out.model, &devices.main())?;
-    let vs_theory = write_theory(dir, cfg, &world, &out.model, &devices.main())?;
+    let probe = match &out.probe {
+        Some(probe) => probe,
+        None => &cfg.probe(&world)?,
+    };
+    let vs_theory = write_theory(dir, probe, &out.model, &devices.main())?;
     Ok(SceneRun {
         trained: out,
         vs_theory,
@@ -110,16 +114,15 @@ pub struct SceneRun<B: Backend> {
 }
 
 /// `theory.json`: the final model against the predicted F on the renderings its
-/// evaluations used ([`SceneTrainConfig::probe`]): CKA, sin-theta, principal angles and
-/// which of K's eigenspaces it holds ([`prh_core::scene::theory::eigenspace_shares`]).
+/// evaluations used (the run's `probe`, [`SceneTrainConfig::probe`]): CKA, sin-theta,
+/// principal angles and which of K's eigenspaces it holds
+/// ([`prh_core::scene::theory::eigenspace_shares`]).
 fn write_theory<B: Backend>(
     dir: &Path,
-    cfg: &SceneTrainConfig,
-    world: &SceneWorld,
+    probe: &TheoryProbe,
     model: &SceneModel<B>,
     device: &B::Device,
 ) -> Result<LearnedVsTheory> {
-    let probe = cfg.probe(world)?;
     let vs = probe.compare(&model.embed(&probe.views, device)?)?;
     write_file(
         &dir.join("theory.json"),

@@ -590,6 +590,9 @@ pub struct SceneTrained<B: Backend> {
     pub steps: usize,
     /// Last logged total loss.
     pub last_loss: f64,
+    /// The run's probe of the prediction ([`SceneTrainConfig::probe`]), handed back so
+    /// the final comparison does not solve K again.
+    pub probe: Option<TheoryProbe>,
 }
 
 /// Trains `cfg`'s JEPA (image or caption, good or bad views) through the shared loop
@@ -619,6 +622,7 @@ pub fn train_scene<B: AutodiffBackend>(
             ))),
             steps: out.steps,
             last_loss: out.last_loss,
+            probe: task.probe.take(),
         });
     }
     match cfg.modality()? {
@@ -631,6 +635,7 @@ pub fn train_scene<B: AutodiffBackend>(
                 model: SceneModel::Image(Box::new(out.model.valid())),
                 steps: out.steps,
                 last_loss: out.last_loss,
+                probe: task.probe.take(),
             })
         }
         Modality::Text => {
@@ -644,6 +649,7 @@ pub fn train_scene<B: AutodiffBackend>(
                 model: SceneModel::Caption(Box::new((out.model.valid(), tok.clone()))),
                 steps: out.steps,
                 last_loss: out.last_loss,
+                probe: task.probe.take(),
             })
         }
     }
