@@ -67,6 +67,12 @@ pub struct ImageEncoderConfig {
     /// Positive pairs the head is estimated on (its sampling error shows in the
     /// subspace: 4,096 pairs left sin-theta 0.40 where 16,384 gave 0.20).
     pub head_pairs: usize,
+    /// Whether the MLP also reads the mean of the patch embeddings over the picture,
+    /// `mean_p gelu(P patch_p)` (a global average pool, as a ViT or CNN ends): a
+    /// translation-invariant summary that keeps colour, which the spectrum branch removes
+    /// by design (false: the default, so that run folders written before it load as
+    /// they were trained).
+    pub pool: bool,
 }
 
 impl Default for ImageEncoderConfig {
@@ -79,6 +85,7 @@ impl Default for ImageEncoderConfig {
             spectrum: 0,
             features: 0,
             head_pairs: 16384,
+            pool: false,
         }
     }
 }
@@ -148,17 +155,23 @@ impl ImageEncoderConfig {
         Ok(m)
     }
 
+    /// Width of the MLP's input: every patch's embedding, the spectrum branch and, with
+    /// `pool`, the patch embeddings' mean, `(32 / patch)^2 patch_dim + spectrum
+    /// [+ patch_dim]`.
+    pub fn mlp_inputs(&self) -> usize {
+        let patches = (IMAGE_SIZE / self.patch.max(1)).pow(2);
+        patches * self.patch_dim + self.spectrum + usize::from(self.pool) * self.patch_dim
+    }
+
     /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform), with no head.
     pub fn init<B: Backend>(&self, device: &B::Device) -> Result<ImageEncoder<B>> {
         self.check()?;
-        let patches = (IMAGE_SIZE / self.patch).pow(2);
         Ok(ImageEncoder {
             patch_embed: LinearConfig::new(3 * self.patch * self.patch, self.patch_dim)
                 .init(device),
             spectrum_embed: (self.spectrum > 0)
                 .then(|| LinearConfig::new(SPECTRUM_LEN, self.spectrum).init(device)),
-            fc1: LinearConfig::new(patches * self.patch_dim + self.spectrum, self.hidden)
-                .init(device),
+            fc1: LinearConfig::new(self.mlp_inputs(), self.hidden).init(device),
             norm: LayerNormConfig::new(self.hidden).init(device),
             fc2: LinearConfig::new(self.hidden, self.trained_width()).init(device),
             head: None,
@@ -251,11 +264,23 @@ impl<B: Backend> ImageEncoder<B> {
     /// # Shapes
     /// patches, spectrum as [`ImageEncoder::forward_inputs`] -> `[n, trained width]`
     pub fn trained_output(&self, x: ImageInputs<B>) -> Tensor<B, 2> {
-        let h = gelu(self.patch_embed.forward(x.patches)); // (n, patches, patch_dim)
-        let h: Tensor<B, 2> = h.flatten(1, 2); // (n, patches * patch_dim)
+        let hp = gelu(self.patch_embed.forward(x.patches)); // (n, patches, patch_dim)
+        // The mean over patches as a product with a row of 1/P: mean_dim's gradient is a
+        // broadcast view, and walking it element by element cost the picture runs ~11% of
+        // their time (perf); the product's gradient is a dense product too.
+        let pooled: Option<Tensor<B, 2>> = self.pools().then(|| {
+            let [n, patches, _] = hp.dims();
+            let avg = Tensor::<B, 3>::full([n, 1, patches], 1.0 / patches as f32, &hp.device());
+            avg.matmul(hp.clone()).flatten(1, 2) // (n, patch_dim)
+        });
+        let h: Tensor<B, 2> = hp.flatten(1, 2); // (n, patches * patch_dim)
         let h = match (&self.spectrum_embed, x.spectrum) {
             (Some(s), Some(a)) => Tensor::cat(vec![h, gelu(s.forward(a))], 1),
             _ => h,
+        };
+        let h = match pooled {
+            Some(m) => Tensor::cat(vec![h, m], 1),
+            None => h,
         };
         self.fc2
             .forward(self.norm.forward(gelu(self.fc1.forward(h))))
@@ -290,6 +315,25 @@ impl<B: Backend> ImageEncoder<B> {
     /// Whether the encoder has the spectrum branch.
     pub fn has_spectrum(&self) -> bool {
         self.spectrum_embed.is_some()
+    }
+
+    /// Width of the MLP's input as its weights hold it ([`ImageEncoderConfig::mlp_inputs`]
+    /// for the config it was built from).
+    pub fn mlp_inputs(&self) -> usize {
+        self.fc1.weight.dims()[0]
+    }
+
+    /// Whether the MLP reads the pooled summary ([`ImageEncoderConfig::pool`]), read off
+    /// its input width: a flag field would add a byte to the record and break the loading
+    /// of every run folder written before it (records are not self-describing).
+    fn pools(&self) -> bool {
+        let patch_dim = self.patch_embed.weight.dims()[1];
+        let patches = (IMAGE_SIZE / self.patch).pow(2);
+        let spectrum = self
+            .spectrum_embed
+            .as_ref()
+            .map_or(0, |s| s.weight.dims()[1]);
+        self.mlp_inputs() == patches * patch_dim + spectrum + patch_dim
     }
 
     /// The encoder with its last layer `g(z) = z weight + bias` set to `head` (weights
@@ -656,11 +700,13 @@ mod tests {
     #[test]
     fn host_patches_equal_the_devices_reshape_and_permute() {
         let dev = Default::default();
-        for (patch, spectrum) in [(4, 0), (8, 0), (4, 16)] {
+        for (patch, spectrum, pool) in [(4, 0, false), (8, 0, false), (4, 16, false), (4, 16, true)]
+        {
             let m = ImageEncoderConfig {
                 out_dim: 5,
                 patch,
                 spectrum,
+                pool,
                 ..Default::default()
             }
             .init::<NdArray>(&dev)

@@ -578,6 +578,17 @@ fn load_image_record<B: Backend>(
             config.spectrum
         )));
     }
+    if m.mlp_inputs() != config.mlp_inputs() {
+        return Err(Error::invalid(format!(
+            "the image encoder's record reads {} inputs into its MLP but its config              (image.patch = {}, image.patch_dim = {}, image.spectrum = {}, image.pool = {})              needs {}",
+            m.mlp_inputs(),
+            config.patch,
+            config.patch_dim,
+            config.spectrum,
+            config.pool,
+            config.mlp_inputs()
+        )));
+    }
     Ok(m)
 }
 
@@ -802,5 +813,21 @@ mod tests {
         );
         let err = load_image_record::<NdArray>(&wide, &old_bytes, &dev).unwrap_err();
         assert!(err.to_string().contains("image.spectrum = 8"), "{err}");
+
+        // The pooled summary (image.pool) adds inputs, not bytes of its own: a pooled
+        // record loads back to the same embeddings, and read with pool = false it is
+        // refused by name instead of failing inside a matrix product.
+        let pooled = ImageEncoderConfig {
+            pool: true,
+            ..wide.clone()
+        };
+        let m = pooled.init::<NdArray>(&dev).unwrap();
+        crate::backend::materialise::<NdArray, _>(&m);
+        let finished = m.with_head(&head);
+        let bytes = module_to_bytes::<NdArray, _>(&finished).unwrap();
+        let loaded = load_image_record::<NdArray>(&pooled, &bytes, &dev).unwrap();
+        assert_eq!(embed(&loaded), embed(&finished));
+        let err = load_image_record::<NdArray>(&wide, &bytes, &dev).unwrap_err();
+        assert!(err.to_string().contains("image.pool = false"), "{err}");
     }
 }
