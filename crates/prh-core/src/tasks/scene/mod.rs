@@ -580,7 +580,9 @@ fn load_image_record<B: Backend>(
     }
     if m.mlp_inputs() != config.mlp_inputs() {
         return Err(Error::invalid(format!(
-            "the image encoder's record reads {} inputs into its MLP but its config              (image.patch = {}, image.patch_dim = {}, image.spectrum = {}, image.pool = {})              needs {}",
+            "the image encoder's record reads {} inputs into its MLP but its config \
+             (image.patch = {}, image.patch_dim = {}, image.spectrum = {}, image.pool = {}) \
+             needs {}",
             m.mlp_inputs(),
             config.patch,
             config.patch_dim,
