@@ -500,9 +500,8 @@ fn train_all(
         .collect();
     let bad = cfg.bad_views.as_ref().map_or(String::new(), |b| {
         format!(
-            "; the spectral bad-view runs: captions {} steps to the end at lr {}, pictures {} windows of patience{}",
+            "; the spectral bad-view runs: captions {} steps to the end, pictures {} windows of patience{}",
             b.caption_steps,
-            b.caption_lr,
             b.image_patience,
             if b.symbols_to_budget {
                 ", symbols their whole budget"

@@ -347,8 +347,6 @@ pub struct DemoConfig {
 pub struct BadViewRuns {
     /// The caption runs' step budget, trained to the end (the plateau rule is off).
     pub caption_steps: usize,
-    /// The caption runs' peak learning rate.
-    pub caption_lr: f64,
     /// The spectral picture runs' plateau patience (windows).
     pub image_patience: usize,
     /// Positive pairs the spectral picture runs' closed-form head is estimated on.
@@ -493,7 +491,6 @@ impl DemoConfig {
         // runs their whole budget.
         let bad_views = Some(BadViewRuns {
             caption_steps: 3 * steps[1],
-            caption_lr: caption.optim.lr,
             image_patience: 2 * image.run.plateau_patience,
             image_head_pairs: 4 * image.image.head_pairs,
             symbols_to_budget: true,
@@ -563,7 +560,6 @@ impl DemoConfig {
                 Modality::Text => {
                     c.run.steps = b.caption_steps;
                     c.run.plateau_window = 0;
-                    c.optim.lr = b.caption_lr;
                 }
                 Modality::Image => {
                     c.run.plateau_patience = b.image_patience;

@@ -109,6 +109,15 @@ pub struct ImageEncoder<B: Backend> {
     head: Option<Linear<B>>,
 }
 
+/// Width of the MLP's input: every patch's embedding, the spectrum branch and, with
+/// `pool`, the patch embeddings' mean, `(32 / patch)^2 patch_dim + spectrum [+ patch_dim]`
+/// (one formula for the config that builds the encoder and the encoder that reads its own
+/// layout back).
+fn mlp_inputs(patch: usize, patch_dim: usize, spectrum: usize, pool: bool) -> usize {
+    let patches = (IMAGE_SIZE / patch.max(1)).pow(2);
+    patches * patch_dim + spectrum + usize::from(pool) * patch_dim
+}
+
 impl ImageEncoderConfig {
     /// Checks the sizes: positive widths, a patch side dividing the 32-pixel image.
     pub fn check(&self) -> Result<()> {
@@ -155,12 +164,9 @@ impl ImageEncoderConfig {
         Ok(m)
     }
 
-    /// Width of the MLP's input: every patch's embedding, the spectrum branch and, with
-    /// `pool`, the patch embeddings' mean, `(32 / patch)^2 patch_dim + spectrum
-    /// [+ patch_dim]`.
+    /// Width of the MLP's input this config builds ([`mlp_inputs`]).
     pub fn mlp_inputs(&self) -> usize {
-        let patches = (IMAGE_SIZE / self.patch.max(1)).pow(2);
-        patches * self.patch_dim + self.spectrum + usize::from(self.pool) * self.patch_dim
+        mlp_inputs(self.patch, self.patch_dim, self.spectrum, self.pool)
     }
 
     /// Initialises the encoder's weights (burn's defaults: Kaiming-uniform), with no head.
@@ -328,12 +334,11 @@ impl<B: Backend> ImageEncoder<B> {
     /// of every run folder written before it (records are not self-describing).
     fn pools(&self) -> bool {
         let patch_dim = self.patch_embed.weight.dims()[1];
-        let patches = (IMAGE_SIZE / self.patch).pow(2);
         let spectrum = self
             .spectrum_embed
             .as_ref()
             .map_or(0, |s| s.weight.dims()[1]);
-        self.mlp_inputs() == patches * patch_dim + spectrum + patch_dim
+        self.mlp_inputs() == mlp_inputs(self.patch, patch_dim, spectrum, true)
     }
 
     /// The encoder with its last layer `g(z) = z weight + bias` set to `head` (weights
