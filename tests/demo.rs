@@ -106,13 +106,31 @@ fn quick_demo_writes_a_well_formed_report() {
         })
         .collect();
     assert_eq!((theory.len(), results.len()), (2, runs.len()));
-    // The random-init baseline: per observation and view kind, untrained encoders.
+    // The baselines: per observation and view kind, untrained encoders, then the raw
+    // observations (pixels / TF-IDF, one-hot codes).
     let baselines = report["baselines"].as_array().unwrap();
-    assert_eq!(baselines.len(), 4);
-    for b in baselines {
+    assert_eq!(baselines.len(), 8);
+    for (i, b) in baselines.iter().enumerate() {
         let knn = b["learned"]["mutual_knn"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&knn), "{b}");
         assert!(b["image_vs_theory"]["sin_theta_op"].as_f64().is_some());
+        let (encoder, spectrum) = if i < 4 {
+            ("random-init", true)
+        } else {
+            ("raw-input", false)
+        };
+        assert_eq!(b["encoder"], encoder, "{b}");
+        assert_eq!(b.get("image_spectrum").is_some(), spectrum, "{b}");
+    }
+    // Raw inputs do not depend on the view kind; only their F does.
+    for o in ["symbolic", "rendered"] {
+        let raw: Vec<f64> = baselines
+            .iter()
+            .filter(|b| b["encoder"] == "raw-input" && b["observation"] == o)
+            .map(|b| b["learned"]["mutual_knn"].as_f64().unwrap())
+            .collect();
+        assert_eq!(raw.len(), 2);
+        assert_eq!(raw[0], raw[1], "{o}");
     }
     for (r, &(observation, loss, kind)) in results.iter().zip(&runs) {
         assert_eq!(

@@ -203,16 +203,17 @@ export async function lesson(t) {
   await page.screenshot({ path: join(shots, `01-${keys[0]}-ko.png`), fullPage: true });
 
   // The learned step's table shows the baselines beside the trained numbers: the
-  // permutation null and the random initialisation of the same run (results.json).
+  // permutation null, the random initialisation and the raw input of the same run
+  // (results.json).
   await openStep(page, url, "learned", "en");
   const demo = JSON.parse(readFileSync(join(t.DIST, "assets/demo_results.json"), "utf8"));
   const rows = await page.$$eval("#lesson-demo-table tr", (trs) => trs.slice(1).map((tr) => [...tr.cells].map((c) => c.textContent)));
   const want = demo.results.map((e) => {
-    const init = demo.baselines.find((b) => b.kind === e.kind && b.observation === e.observation);
-    return [e.learned.mutual_knn, e.learned.mutual_knn_null[0], init.learned.mutual_knn].map((x) => x.toFixed(3));
+    const base = (enc) => demo.baselines.find((b) => b.kind === e.kind && b.observation === e.observation && b.encoder === enc);
+    return [e.learned.mutual_knn, e.learned.mutual_knn_null[0], base("random-init").learned.mutual_knn, base("raw-input").learned.mutual_knn].map((x) => x.toFixed(3));
   });
-  const shown = rows.map((r) => r.slice(3, 6));
-  check(rows.length === demo.results.length && JSON.stringify(shown) === JSON.stringify(want), `lesson: the demo table shows learned mutual 10-NN beside its null and the random initialisation for all ${rows.length} runs`);
+  const shown = rows.map((r) => r.slice(3, 7));
+  check(rows.length === demo.results.length && JSON.stringify(shown) === JSON.stringify(want), `lesson: the demo table shows learned mutual 10-NN beside its null, the random initialisation and the raw input for all ${rows.length} runs`);
 
   // The measuring step's real pair equals `prh-native metrics` on the same files.
   await openStep(page, url, "measure", "en");

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use prh_core::experiments::convergence;
 use prh_core::experiments::demo::{
     Baseline, Convergence, CurvePoint, DemoConfig, KindResults, KindTheory, evaluate,
-    evaluate_baseline, kind_theory,
+    evaluate_baseline, evaluate_raw_baseline, kind_theory,
 };
 use prh_core::scene::render_image::{IMAGE_SIZE, render, to_rgb8};
 use prh_core::scene::render_text::caption;
@@ -107,7 +107,7 @@ fn print_theory(t: &KindTheory) {
 
 fn print_table(results: &[KindResults], baselines: &[Baseline]) {
     println!(
-        "\n{:<9} {:<9} {:<6} {:<10} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
+        "\n{:<9} {:<9} {:<6} {:<15} {:>10} {:>16} {:>6} {:>6} {:>20} {:>20}",
         "observed",
         "loss",
         "views",
@@ -134,7 +134,7 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
         for (name, a, against) in rows {
             let (iv, tv) = against.unwrap_or_default();
             println!(
-                "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+                "{:<9} {:<9} {:<6} {:<15} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
                 r.observation.name(),
                 r.loss.name(),
                 r.kind.label(),
@@ -157,11 +157,11 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
     for b in baselines {
         let a = &b.learned;
         println!(
-            "{:<9} {:<9} {:<6} {:<10} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
+            "{:<9} {:<9} {:<6} {:<15} {:>10.3} {:>16} {:>6.3} {:>6.3} {:>20} {:>20}",
             b.observation.name(),
             "-",
             b.kind.label(),
-            "random init",
+            b.encoder.label(b.observation),
             a.mutual_knn,
             format!("{:.3}+-{:.3}", a.mutual_knn_null[0], a.mutual_knn_null[1]),
             a.cka,
@@ -597,7 +597,8 @@ fn print_steps(results: &[KindResults]) {
     }
 }
 
-/// The random-init baseline: each observation's encoders before training.
+/// The baselines of each observation and view kind: the encoders before training (random
+/// init), then the raw observations with no encoder (pixels / TF-IDF, one-hot codes).
 fn baselines(
     cfg: &DemoConfig,
     world: &SceneWorld,
@@ -609,8 +610,14 @@ fn baselines(
         .iter()
         .flat_map(|&o| theories.iter().map(move |t| (o, t)))
         .collect();
-    pool(workers(), cases.len(), |i| {
-        let (observation, t) = cases[i];
+    // Both baselines of every case share the pool: the first half untrained encoders,
+    // the second half raw inputs.
+    pool(workers(), 2 * cases.len(), |i| {
+        let (observation, t) = cases[i % cases.len()];
+        if i >= cases.len() {
+            return evaluate_raw_baseline(observation, world, t, cfg)
+                .context("evaluating the raw-input baseline");
+        }
         let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
             let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
             let tok = if c.needs_tokenizer() {

@@ -10,17 +10,22 @@
 //! [`crate::scene::SceneWorld`] and the comparison of learned embeddings with it. The CLI
 //! (`native/src/cmd/demo.rs`) drives training, progress and the report folder.
 
-use crate::linalg::{Matrix, from_rows};
+use crate::linalg::{Matrix, from_rows, svd};
 use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::align_and_rank;
 use crate::measure::view_spectrum::view_spectrum;
 use crate::models::image_encoder::ImageEncoderConfig;
+use crate::models::symbolic_encoder::code;
+use crate::scene::SceneView;
+use crate::scene::render_image::render;
+use crate::scene::render_text::caption;
 use crate::scene::theory::{
     LearnedVsTheory, ModalityTheory, augmented_views, compare_to_theory, modality_theory,
     paired_seed, paired_views, predicted_rows, probe_seed,
 };
 use crate::scene::{Modality, SceneWorld};
+use crate::text::tfidf::Tfidf;
 use crate::{Error, Result};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -238,6 +243,9 @@ pub struct Alignment {
 
 /// Mutual k-NN (with a 100-shuffle permutation null), linear CKA, and R@1 after a
 /// Procrustes rotation fitted on a random half of the states and tested on the other half.
+/// A side wider than the fit half (raw inputs: [`raw_input`]) is first read in the span of
+/// its fit rows ([`fit_span`]): there the rotation is determined by the fit pairs, where
+/// outside it any completion would do and R@1 would depend on the column basis.
 ///
 /// # Shapes
 /// `image [n, d]`, `text [n, e]` (row i = state i in both)
@@ -270,11 +278,12 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
     let (fit, test) = order.split_at(n / 2);
     let rows =
         |m: &Matrix, idx: &[usize]| Matrix::from_fn(idx.len(), m.ncols(), |r, c| m[(idx[r], c)]);
+    let (sa, sb) = (fit_span(&a, fit)?, fit_span(&b, fit)?);
     let report = align_and_rank(
-        rows(&a, fit).as_ref(),
-        rows(&b, fit).as_ref(),
-        rows(&a, test).as_ref(),
-        rows(&b, test).as_ref(),
+        rows(&sa, fit).as_ref(),
+        rows(&sb, fit).as_ref(),
+        rows(&sa, test).as_ref(),
+        rows(&sb, test).as_ref(),
     )?;
     Ok(Alignment {
         mutual_knn: mutual_knn(&ka, &kb)?,
@@ -291,6 +300,26 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
         n_test: test.len(),
         k,
     })
+}
+
+/// Rows of `m` in the span of its `fit` rows: M V_r, V_r the right singular vectors of
+/// M[fit] with singular value above 1e-10 of the largest. The rotation fitted on M[fit] is
+/// then unique (for distinct singular values of the cross-covariance), and a held-out
+/// row's part outside the span, which the fit pairs say nothing about, is dropped. `m` is
+/// returned as it is when it is no wider than the fit rows (every trained encoder here),
+/// so those scores do not move by a rounding.
+///
+/// # Shapes
+/// `m [n, w]`, `fit [f]` -> `[n, w]` when w <= f, else `[n, rank(M[fit])]`
+fn fit_span(m: &Matrix, fit: &[usize]) -> Result<Matrix> {
+    if m.ncols() <= fit.len() {
+        return Ok(m.clone());
+    }
+    let rows = Matrix::from_fn(fit.len(), m.ncols(), |r, c| m[(fit[r], c)]);
+    let dec = svd(rows.as_ref())?;
+    let top = dec.s.first().copied().unwrap_or(0.0);
+    let r = dec.s.iter().take_while(|&&v| v > 1e-10 * top).count();
+    Ok(m * dec.v.subcols(0, r))
 }
 
 /// The CPU training backend the CLI and the tests use ([`crate::backend::CpuTrain`]:
@@ -779,23 +808,51 @@ pub fn evaluate<B: Backend>(
     })
 }
 
-/// The random-init baseline of one observation and view kind: the encoders as
-/// initialised (no training), measured as [`evaluate`] measures trained ones.
+/// What a [`Baseline`] measures in place of trained encoders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BaselineEncoder {
+    /// The run's encoders as initialised, before any training.
+    RandomInit,
+    /// No encoder at all: the observation itself ([`raw_input`]): for renderings the
+    /// picture's pixels and the caption's TF-IDF bag of words, for symbols the one-hot codes.
+    RawInput,
+}
+
+impl BaselineEncoder {
+    /// The report's row label.
+    pub fn label(self, observation: Observation) -> &'static str {
+        match (self, observation) {
+            (BaselineEncoder::RandomInit, _) => "random init",
+            (BaselineEncoder::RawInput, Observation::Rendered) => "pixels / TF-IDF",
+            (BaselineEncoder::RawInput, Observation::Symbolic) => "one-hot codes",
+        }
+    }
+}
+
+/// A baseline of one observation and view kind, measured as [`evaluate`] measures trained
+/// encoders: the encoders as initialised (no training), or the raw observations (no
+/// encoder).
 #[derive(Debug, Clone, Serialize)]
 pub struct Baseline {
+    /// Random init or raw input.
+    pub encoder: BaselineEncoder,
     /// Good or bad views (the prediction compared with).
     pub kind: ViewKind,
     /// What the encoders observe.
     pub observation: Observation,
-    /// Untrained image encoder vs its F.
+    /// Untrained image encoder (or raw pictures) vs its F.
     pub image_vs_theory: LearnedVsTheory,
-    /// Untrained caption encoder vs its F.
+    /// Untrained caption encoder (or raw captions) vs its F.
     pub text_vs_theory: LearnedVsTheory,
-    /// The spectrum the untrained image encoder holds beside K's.
-    pub image_spectrum: SpectrumReached,
-    /// The spectrum the untrained caption encoder holds beside K's.
-    pub text_spectrum: SpectrumReached,
-    /// Untrained image vs untrained caption encoder.
+    /// The spectrum the untrained image encoder holds beside K's; absent for raw inputs,
+    /// whose thousands of columns would whiten any pair of views to a spectrum of ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_spectrum: Option<SpectrumReached>,
+    /// The caption side's, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_spectrum: Option<SpectrumReached>,
+    /// Untrained image vs untrained caption encoder (or raw vs raw).
     pub learned: Alignment,
 }
 
@@ -811,13 +868,99 @@ pub fn evaluate_baseline<B: Backend>(
 ) -> Result<Baseline> {
     let s = score_pair(world, theory, image, text, cfg, device)?;
     Ok(Baseline {
+        encoder: BaselineEncoder::RandomInit,
         kind: theory.kind,
         observation,
         image_vs_theory: s.image_vs_theory,
         text_vs_theory: s.text_vs_theory,
-        image_spectrum: s.image_spectrum,
-        text_spectrum: s.text_spectrum,
+        image_spectrum: Some(s.image_spectrum),
+        text_spectrum: Some(s.text_spectrum),
         learned: s.learned,
+    })
+}
+
+/// Width of the caption bag of words in [`raw_input`] (the scene world's captions use
+/// far fewer terms, so every term is kept).
+const RAW_TFIDF_TERMS: usize = 2048;
+
+/// The training-free representation of views of modality `m` as `observation` shows them:
+/// rendered pictures as their pixels (`[3 * 32 * 32]`, rendered with their noise, as the
+/// encoder receives them), rendered captions as TF-IDF rows ([`Tfidf`] fitted on
+/// `captions`, the caption side's evaluation views: no pairs, no labels), symbols as their
+/// one-hot codes ([`crate::models::symbolic_encoder::code`]).
+///
+/// Returned in its row space: X = U S V^T (thin SVD) becomes U_r S_r, `[n, rank]`. Every
+/// score here (k-NN, CKA, Procrustes, the p-weighted subspace and CKA to F) is invariant
+/// to an orthogonal change of column basis, so this is exact, and it keeps the
+/// Procrustes fit from a 3,072 x 2,048 SVD.
+///
+/// # Shapes
+/// `views [n]` -> `[n, rank]`, rank <= min(n, width)
+pub fn raw_input(
+    world: &SceneWorld,
+    observation: Observation,
+    m: Modality,
+    views: &[SceneView],
+    captions: &Tfidf,
+) -> Result<Matrix> {
+    let rows: Vec<Vec<f64>> = match (observation, m) {
+        (Observation::Symbolic, _) => views
+            .iter()
+            .map(|v| code(world, m, v).into_iter().map(f64::from).collect())
+            .collect(),
+        (Observation::Rendered, Modality::Image) => views
+            .iter()
+            .map(|v| render(v, true).into_iter().map(f64::from).collect())
+            .collect(),
+        (Observation::Rendered, Modality::Text) => {
+            let texts: Vec<String> = views.iter().map(caption).collect();
+            captions
+                .transform(&texts)
+                .chunks(captions.width().max(1))
+                .map(<[f64]>::to_vec)
+                .collect()
+        }
+    };
+    let x = from_rows(&rows)?;
+    let dec = svd(x.as_ref())?;
+    // Directions of singular value ~0 (one-hot blocks sum to one) carry no data.
+    let top = dec.s.first().copied().unwrap_or(0.0);
+    let r = dec.s.iter().take_while(|&&v| v > 1e-10 * top).count();
+    Ok(Matrix::from_fn(x.nrows(), r, |i, j| {
+        dec.u[(i, j)] * dec.s[j]
+    }))
+}
+
+/// The raw-input baseline of one observation and view kind ([`raw_input`] on both sides,
+/// no encoder), measured as [`evaluate`] measures trained encoders: what training has to
+/// beat to have learned anything the observations do not already show.
+pub fn evaluate_raw_baseline(
+    observation: Observation,
+    world: &SceneWorld,
+    theory: &KindTheory,
+    cfg: &DemoConfig,
+) -> Result<Baseline> {
+    let seed = probe_seed(cfg.seed, Modality::Image);
+    let image_views = augmented_views(world, Modality::Image, seed);
+    let text_views = augmented_views(world, Modality::Text, probe_seed(cfg.seed, Modality::Text));
+    let fit: Vec<String> = text_views.iter().map(caption).collect();
+    let captions = Tfidf::fit(&fit, RAW_TFIDF_TERMS);
+    let raw = |m: Modality, views: &[SceneView]| raw_input(world, observation, m, views, &captions);
+    let (iv, tv) = paired_views(world, paired_seed(cfg.seed));
+    Ok(Baseline {
+        encoder: BaselineEncoder::RawInput,
+        kind: theory.kind,
+        observation,
+        image_vs_theory: compare_to_theory(&raw(Modality::Image, &image_views)?, &theory.image)?,
+        text_vs_theory: compare_to_theory(&raw(Modality::Text, &text_views)?, &theory.text)?,
+        image_spectrum: None,
+        text_spectrum: None,
+        learned: alignment(
+            &raw(Modality::Image, &iv)?,
+            &raw(Modality::Text, &tv)?,
+            cfg.k,
+            seed,
+        )?,
     })
 }
 
@@ -896,6 +1039,84 @@ mod tests {
         .u;
         let c = compare_to_theory(&(&t.f * &q), &t).unwrap();
         assert!((c.cka - 1.0).abs() < 1e-9 && c.sin_theta_op < 1e-6, "{c:?}");
+    }
+
+    /// The raw-input baseline's row-space compression is exact: every score on U S equals
+    /// the score on the uncompressed rows (tolerance 1e-9: the SVD's rounding).
+    #[test]
+    fn raw_input_row_space_scores_equal_the_full_rows() {
+        let w = tiny(2);
+        let cfg = DemoConfig::quick(2);
+        let t = kind_theory(&w, ViewKind::Good, 5).unwrap();
+        let (iv, tv) = paired_views(&w, 7);
+        let texts: Vec<String> = tv.iter().map(caption).collect();
+        let tfidf = Tfidf::fit(&texts, RAW_TFIDF_TERMS);
+        let full_text = from_rows(
+            &tfidf
+                .transform(&texts)
+                .chunks(tfidf.width())
+                .map(<[f64]>::to_vec)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let full_image = from_rows(
+            &iv.iter()
+                .map(|v| render(v, true).into_iter().map(f64::from).collect())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let raw = |m, views: &[SceneView]| {
+            raw_input(&w, Observation::Rendered, m, views, &tfidf).unwrap()
+        };
+        let (ri, rt) = (raw(Modality::Image, &iv), raw(Modality::Text, &tv));
+        assert!(ri.ncols() <= iv.len() && rt.ncols() < full_text.ncols());
+        let a = alignment(&full_image, &full_text, cfg.k, 3).unwrap();
+        let b = alignment(&ri, &rt, cfg.k, 3).unwrap();
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
+        assert!(close(a.mutual_knn, b.mutual_knn), "{a:?} vs {b:?}");
+        assert!(close(a.cka, b.cka) && close(a.unbiased_cka, b.unbiased_cka));
+        assert!(close(a.r1_image_to_text, b.r1_image_to_text));
+        assert!(close(a.r1_text_to_image, b.r1_text_to_image));
+        // Against F, over the augmented states (p-weighted, centred).
+        let views = augmented_views(&w, Modality::Image, 5);
+        let full = from_rows(
+            &views
+                .iter()
+                .map(|v| render(v, true).into_iter().map(f64::from).collect())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let (x, y) = (
+            compare_to_theory(&full, &t.image).unwrap(),
+            compare_to_theory(&raw(Modality::Image, &views), &t.image).unwrap(),
+        );
+        assert!(
+            close(x.cka, y.cka) && close(x.sin_theta_op, y.sin_theta_op),
+            "{x:?} vs {y:?}"
+        );
+    }
+
+    /// The raw-input baseline on symbols: one-hot codes hold the state exactly, so
+    /// good-view codes pair every held-out picture with its caption after a rotation
+    /// (their shared factor blocks are identical), and the scores are those of a
+    /// deterministic function of the world (two calls agree).
+    #[test]
+    fn raw_input_baseline_of_symbols_is_deterministic_and_far_above_its_null() {
+        let w = tiny(3);
+        let mut cfg = DemoConfig::quick(3);
+        cfg.seed = 3;
+        let t = kind_theory(&w, ViewKind::Good, 5).unwrap();
+        let a = evaluate_raw_baseline(Observation::Symbolic, &w, &t, &cfg).unwrap();
+        let b = evaluate_raw_baseline(Observation::Symbolic, &w, &t, &cfg).unwrap();
+        assert_eq!(a.encoder, BaselineEncoder::RawInput);
+        assert_eq!(a.learned.mutual_knn, b.learned.mutual_knn);
+        assert!(a.image_spectrum.is_none() && a.text_spectrum.is_none());
+        let null = a.learned.mutual_knn_null;
+        assert!(
+            a.learned.mutual_knn > null[0] + 5.0 * null[1],
+            "one-hot codes share their factor blocks: {:?}",
+            a.learned
+        );
     }
 
     /// Predicted good-view representations of the two modalities align perfectly on paired

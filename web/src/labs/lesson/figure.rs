@@ -179,10 +179,10 @@ pub fn StepFigure(step: &'static Step, lang: Signal<Lang>) -> impl IntoView {
 }
 
 /// One row of the demo table: (observation, loss, kind, learned mutual 10-NN, its
-/// permutation null (mean), the random initialisation's mutual 10-NN (the run's
-/// `baselines` entry of the same views and observations), predicted, image CKA to F, text
-/// CKA to F).
-fn demo_rows() -> std::result::Result<Vec<[String; 9]>, String> {
+/// permutation null (mean), the random initialisation's and the raw input's mutual 10-NN
+/// (the run's `baselines` entries of the same views and observations), predicted, image
+/// CKA to F, text CKA to F).
+fn demo_rows() -> std::result::Result<Vec<[String; 10]>, String> {
     let v: serde_json::Value = serde_json::from_str(DEMO_RESULTS).map_err(|e| e.to_string())?;
     let list = |k: &str| {
         v[k].as_array()
@@ -194,19 +194,27 @@ fn demo_rows() -> std::result::Result<Vec<[String; 9]>, String> {
         .iter()
         .map(|e| {
             let s = |k: &str| e[k].as_str().unwrap_or("?").to_string();
-            let init = baselines
-                .iter()
-                .find(|b| b["kind"] == e["kind"] && b["observation"] == e["observation"])
-                .map_or(serde_json::Value::Null, |b| {
-                    b["learned"]["mutual_knn"].clone()
-                });
+            // Exports from before the raw-input baseline have no `encoder`: random init.
+            let baseline = |encoder: &str| {
+                baselines
+                    .iter()
+                    .find(|b| {
+                        b["kind"] == e["kind"]
+                            && b["observation"] == e["observation"]
+                            && b["encoder"].as_str().unwrap_or("random-init") == encoder
+                    })
+                    .map_or(serde_json::Value::Null, |b| {
+                        b["learned"]["mutual_knn"].clone()
+                    })
+            };
             [
                 s("observation"),
                 s("loss"),
                 s("kind"),
                 num(&e["learned"]["mutual_knn"]),
                 num(&e["learned"]["mutual_knn_null"][0]),
-                num(&init),
+                num(&baseline("random-init")),
+                num(&baseline("raw-input")),
                 num(&e["predicted"]["mutual_knn"]),
                 num(&e["image_vs_theory"]["cka"]),
                 num(&e["text_vs_theory"]["cka"]),
@@ -226,7 +234,7 @@ fn DemoTable(lang: Signal<Lang>) -> impl IntoView {
                 <h2>{t("prh-native demo: learned vs predicted (seed 0)", "prh-native demo: 학습 결과와 예측 (시드 0)").on(lang)}</h2>
                 <table class="metrics" id="lesson-demo-table">
                     <tr><th>{t("observations", "관측").on(lang)}</th><th>{t("loss", "손실").on(lang)}</th><th>{t("views", "뷰").on(lang)}</th>
-                        <th>{t("mutual 10-NN learned", "학습된 상호 10-NN").on(lang)}</th><th>{t("null (shuffled pairs)", "귀무 분포 (쌍을 섞음)").on(lang)}</th><th>{t("random init", "무작위 초기화").on(lang)}</th>
+                        <th>{t("mutual 10-NN learned", "학습된 상호 10-NN").on(lang)}</th><th>{t("null (shuffled pairs)", "귀무 분포 (쌍을 섞음)").on(lang)}</th><th>{t("random init", "무작위 초기화").on(lang)}</th><th>{t("raw input (pixels / TF-IDF, one-hot)", "원시 입력 (픽셀 / TF-IDF, 원-핫)").on(lang)}</th>
                         <th>{t("predicted", "예측").on(lang)}</th><th>{t("image CKA to F", "이미지와 F의 CKA").on(lang)}</th><th>{t("text CKA to F", "텍스트와 F의 CKA").on(lang)}</th></tr>
                     {rows.into_iter().map(|r| view! {
                         <tr>{r.into_iter().map(|c| view! { <td>{c}</td> }).collect_view()}</tr>
