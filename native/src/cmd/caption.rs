@@ -340,7 +340,10 @@ fn print_rows(rows: &[CaptionRow]) {
             r.relative_residual
                 .map_or("-".into(), |x| format!("{x:.3}"))
                 + &r.match_accuracy
-                    .map_or(String::new(), |a| format!(" (matched {a:.2})"))
+                    .zip(r.match_truth_over_found)
+                    .map_or(String::new(), |(a, g)| {
+                        format!(" (matched {a:.2}, GW truth/found {g:.2})")
+                    })
         );
     }
 }
@@ -373,7 +376,8 @@ fn write_outputs(
     let strip = |rs: &[CaptionRow]| -> Vec<serde_json::Value> {
         rs.iter()
             .map(|r| json!({ "method": r.method, "pairs": r.pairs, "scores": r.scores,
-                             "relative_residual": r.relative_residual, "match_accuracy": r.match_accuracy }))
+                             "relative_residual": r.relative_residual, "match_accuracy": r.match_accuracy,
+                             "match_truth_over_found": r.match_truth_over_found }))
             .collect()
     };
     let header = ResultsHeader::new(

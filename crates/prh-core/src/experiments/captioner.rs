@@ -18,7 +18,7 @@
 //! map), a rotation fitted on shuffled pairs (the null), and no map at all (the identity).
 
 use crate::linalg::{Matrix, from_row_major, from_rows, svd, to_rows};
-use crate::measure::matching::{MatchOptions, match_points, seeded_permutation};
+use crate::measure::matching::{MatchOptions, match_points, pairing_objective, seeded_permutation};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::models::caption_decoder::{CaptionDecoder, condition};
 use crate::scene::render_text::reference_captions;
@@ -84,6 +84,11 @@ pub struct FittedMap {
     pub relative_residual: f64,
     /// Pair-free only: the share of pool pictures matched to their own caption.
     pub match_accuracy: Option<f64>,
+    /// Pair-free only: GW(truth) / GW(found) ([`crate::measure::matching::qap_objective`]
+    /// of the true pairing over that of the one the solver returned). Above 1 the true
+    /// pairing is not the objective's optimum and no solver recovers it (the geometry's
+    /// failure); below 1 the solver stopped above the truth (the search's).
+    pub match_truth_over_found: Option<f64>,
 }
 
 /// The minimum-norm least-squares map `W = A^+ B` (singular values below 1e-10 of the
@@ -177,7 +182,22 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
             let found = match_points(ua.as_ref(), ub.as_ref(), &opts, &mut |_| {})?;
             let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
-            (rotation(a, &matched, seed)?, Some(right as f64 / n as f64))
+            // Picture i's caption sits at the hidden row j with hide[j] = i.
+            let mut truth = vec![0; n];
+            hide.iter().enumerate().for_each(|(j, &i)| truth[i] = j);
+            let gw_truth = pairing_objective(ua.as_ref(), ub.as_ref(), &truth);
+            (
+                rotation(a, &matched, seed)?,
+                Some((
+                    right as f64 / n as f64,
+                    // Equal objectives (the truth found, both ~0) read as 1.
+                    if gw_truth == found.objective {
+                        1.0
+                    } else {
+                        gw_truth / found.objective.max(f64::MIN_POSITIVE)
+                    },
+                )),
+            )
         }
     };
     Ok(FittedMap {
@@ -185,7 +205,8 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
         relative_residual: residual(&m),
         pairs: if kind == MapKind::PairFree { 0 } else { n },
         m,
-        match_accuracy: accuracy,
+        match_accuracy: accuracy.map(|a| a.0),
+        match_truth_over_found: accuracy.map(|a| a.1),
     })
 }
 
@@ -319,6 +340,9 @@ pub struct CaptionRow {
     pub relative_residual: Option<f64>,
     /// Pair-free: the share of pool pictures matched to their own caption.
     pub match_accuracy: Option<f64>,
+    /// Pair-free: GW(truth) / GW(found) ([`FittedMap::match_truth_over_found`]).
+    #[serde(default)]
+    pub match_truth_over_found: Option<f64>,
     /// The captions of the test pictures, in test order.
     pub captions: Vec<String>,
 }
@@ -364,6 +388,7 @@ impl<B: Backend> Writer<'_, B> {
             scores,
             relative_residual: Some(fitted.relative_residual),
             match_accuracy: fitted.match_accuracy,
+            match_truth_over_found: fitted.match_truth_over_found,
             captions,
         })
     }
@@ -377,6 +402,7 @@ impl<B: Backend> Writer<'_, B> {
             scores,
             relative_residual: None,
             match_accuracy: None,
+            match_truth_over_found: None,
             captions,
         })
     }
@@ -391,6 +417,7 @@ impl<B: Backend> Writer<'_, B> {
             scores,
             relative_residual: None,
             match_accuracy: None,
+            match_truth_over_found: None,
             captions,
         })
     }
@@ -416,6 +443,7 @@ impl<B: Backend> Writer<'_, B> {
             scores,
             relative_residual: Some(fitted.relative_residual),
             match_accuracy: None,
+            match_truth_over_found: None,
             captions,
         })
     }
@@ -449,6 +477,8 @@ mod tests {
         assert!(few.relative_residual < 1e-9);
         let pf = fit_map(MapKind::PairFree, &a, &b, 0).unwrap();
         assert_eq!(pf.match_accuracy, Some(1.0));
+        // The truth found: GW(truth) / GW(found) is 1 (the same pairing).
+        assert!((pf.match_truth_over_found.unwrap() - 1.0).abs() < 1e-12);
         let wide = Matrix::zeros(n, d + 1);
         let e = fit_map(MapKind::Rotation, &a, &wide, 0)
             .unwrap_err()

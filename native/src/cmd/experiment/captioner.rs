@@ -129,9 +129,14 @@ fn read_results(dir: &Path) -> Result<serde_json::Value> {
 fn md_row(r: &serde_json::Value) -> String {
     let s = &r["scores"];
     let a = |i: usize| s["attributes"][i].as_f64().unwrap_or(f64::NAN);
-    let extra = r["match_accuracy"]
-        .as_f64()
-        .map_or(String::new(), |m| format!(" (matched {m:.2})"));
+    let extra = match (
+        r["match_accuracy"].as_f64(),
+        r["match_truth_over_found"].as_f64(),
+    ) {
+        (Some(m), Some(g)) => format!(" (matched {m:.2}, GW truth/found {g:.2})"),
+        (Some(m), None) => format!(" (matched {m:.2})"),
+        _ => String::new(),
+    };
     format!(
         "| {}{extra} | {} | {:.3} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | **{:.2}** |\n",
         r["method"].as_str().unwrap_or("?"),
