@@ -168,7 +168,10 @@ fn pretrained_inputs_are_checked() {
         "--out".as_ref(),
         out.as_os_str(),
     ]));
-    assert!(e.contains("pooling `max`: expected mean or cls"), "{e}");
+    assert!(
+        e.contains("pooling `max`: expected mean, cls or last"),
+        "{e}"
+    );
     let e = fails(run(&[
         "embed".as_ref(),
         "--hf".as_ref(),

@@ -54,6 +54,10 @@ pub enum Pooling {
     Mean,
     /// The first token's state (`[CLS]`).
     Cls,
+    /// The last real (non-pad) token's state: the only position of a causal (next-token)
+    /// model that has read the whole input, the usual read-out of a language model. Causal
+    /// models only (a causal model's first token has read itself alone).
+    Last,
 }
 
 impl std::str::FromStr for Pooling {
@@ -63,8 +67,9 @@ impl std::str::FromStr for Pooling {
         match s {
             "mean" => Ok(Pooling::Mean),
             "cls" => Ok(Pooling::Cls),
+            "last" => Ok(Pooling::Last),
             other => Err(crate::Error::invalid(format!(
-                "pooling `{other}`: expected mean or cls"
+                "pooling `{other}`: expected mean, cls or last"
             ))),
         }
     }
@@ -86,7 +91,8 @@ pub struct ModelConfig {
     pub d_ff: usize,
     /// Maximum tokens per sequence (learned positions).
     pub max_len: usize,
-    /// `mean` over non-pad tokens or `cls` (the first token).
+    /// `mean` over non-pad tokens, `cls` (the first token; JEPAs) or `last` (the last
+    /// real token; the next-token objective's causal model).
     pub pooling: Pooling,
     /// Output width of a 2-layer MLP projector after pooling (0: no projector).
     pub projector_dim: usize,
@@ -137,7 +143,9 @@ pub struct EncoderSpec {
     pub d_ff: usize,
     /// Maximum sequence length (learned positions).
     pub max_len: usize,
-    /// `true`: pool the first (CLS) token; `false`: mean over non-pad tokens.
+    /// `true`: pool the summary token, the first (CLS) of a bidirectional encoder or the
+    /// last real one of a causal model ([`Pooling::Last`]); `false`: mean over non-pad
+    /// tokens.
     pub cls_pooling: bool,
     /// Projector output width (0: none).
     pub projector_dim: usize,
@@ -150,6 +158,21 @@ pub struct EncoderSpec {
 impl EncoderSpec {
     /// The spec of `model` for a `vocab`-token tokenizer.
     pub fn from_config(model: &ModelConfig, vocab: usize, causal: bool) -> Result<Self> {
+        match (model.pooling, causal) {
+            (Pooling::Cls, true) => {
+                return Err(Error::invalid(
+                    "model.pooling = \"cls\" with the next-token objective: a causal model's \
+                     first token has read only itself; use \"last\" (or \"mean\")",
+                ));
+            }
+            (Pooling::Last, false) => {
+                return Err(Error::invalid(
+                    "model.pooling = \"last\" reads a causal (next-token) model's final \
+                     token; a JEPA's bidirectional encoder pools \"mean\" or \"cls\"",
+                ));
+            }
+            _ => {}
+        }
         let (d_model, layers, heads, d_ff) = model.dims();
         Ok(Self {
             vocab,
@@ -158,7 +181,7 @@ impl EncoderSpec {
             heads,
             d_ff,
             max_len: model.max_len,
-            cls_pooling: model.pooling == Pooling::Cls,
+            cls_pooling: model.pooling != Pooling::Mean,
             projector_dim: model.projector_dim,
             dropout: model.dropout,
             causal,
@@ -283,17 +306,30 @@ impl<B: Backend> TextEncoder<B> {
         (self.norm.forward(rows), n, l)
     }
 
-    /// Pools hidden states: CLS (`H[:, 0]`) or the mean over non-pad positions,
-    /// `sum_t H[:, t] (1 - pad_t) / sum_t (1 - pad_t)`.
+    /// Pools hidden states: CLS (`H[:, 0]`), for a causal model the last real token
+    /// (`H[:, t*]`, t* the last t with pad_t false: padding is on the right), or the mean
+    /// over non-pad positions, `sum_t H[:, t] (1 - pad_t) / sum_t (1 - pad_t)`.
     ///
     /// # Shapes
     /// `h` `[n, L, d]`, `pad` `[n, L]` -> `[n, d]`.
     pub fn pool(&self, h: Tensor<B, 3>, pad: Tensor<B, 2, Bool>) -> Tensor<B, 2> {
         let [n, l, d] = h.dims();
-        if self.cls_pooling {
+        if self.cls_pooling && !self.causal {
             return h.narrow(1, 0, 1).reshape([n, d]);
         }
         let keep = pad.narrow(1, 0, l).bool_not().float().unsqueeze_dim::<3>(2); // (n, L, 1)
+        if self.cls_pooling {
+            // The last kept position: kept at t and not at t + 1 (nothing kept after L).
+            let next = Tensor::cat(
+                vec![
+                    keep.clone().narrow(1, 1, l - 1),
+                    keep.zeros_like().narrow(1, 0, 1),
+                ],
+                1,
+            );
+            let last = keep.clone() - keep * next;
+            return (h * last).sum_dim(1).reshape([n, d]);
+        }
         let count = keep.clone().sum_dim(1).clamp_min(1.0); // (n, 1, 1)
         (h * keep).sum_dim(1).div(count).reshape([n, d])
     }
@@ -437,5 +473,59 @@ mod tests {
         };
         let b = EncoderSpec::from_config(&m, 8000, false).unwrap();
         assert_eq!((b.d_model, b.layers, b.heads), (384, 12, 6));
+    }
+
+    /// `last` pooling of a causal model is the hidden state at each row's last real token
+    /// (exactly: a product with a one-hot), and it does not depend on padding after it.
+    #[test]
+    fn last_pooling_reads_each_rows_last_real_token() {
+        let device = Default::default();
+        let enc: TextEncoder<NdArray> = spec(true, true).init(&device).unwrap();
+        let (a, pa) = ids(&[&[5, 6, 7, 8], &[5, 9]], 6);
+        let h = enc.hidden(a.clone(), pa.clone());
+        let pooled = enc.represent(a, pa).into_data().to_vec::<f32>().unwrap();
+        let want: Vec<f32> = [(0, 3), (1, 1)]
+            .into_iter()
+            .flat_map(|(r, t)| {
+                h.clone()
+                    .narrow(0, r, 1)
+                    .narrow(1, t, 1)
+                    .into_data()
+                    .to_vec::<f32>()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(pooled, want);
+        // Without padding (len 2) the second row pools the same state.
+        let (b, pb) = ids(&[&[5, 9]], 2);
+        let alone = enc.represent(b, pb).into_data().to_vec::<f32>().unwrap();
+        let diff = alone
+            .iter()
+            .zip(&want[16..])
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(
+            diff < 1e-5,
+            "padding changed the last token's state by {diff}"
+        );
+    }
+
+    /// `cls` with the next-token objective and `last` with a JEPA are refused by name.
+    #[test]
+    fn pooling_that_reads_nothing_is_refused() {
+        let with = |pooling| ModelConfig {
+            pooling,
+            ..ModelConfig::default()
+        };
+        let e = EncoderSpec::from_config(&with(Pooling::Cls), 100, true).unwrap_err();
+        assert!(e.to_string().contains("model.pooling = \"cls\""), "{e}");
+        let e = EncoderSpec::from_config(&with(Pooling::Last), 100, false).unwrap_err();
+        assert!(e.to_string().contains("model.pooling = \"last\""), "{e}");
+        assert!(
+            EncoderSpec::from_config(&with(Pooling::Last), 100, true)
+                .unwrap()
+                .cls_pooling
+        );
+        assert_eq!("last".parse::<Pooling>().unwrap(), Pooling::Last);
     }
 }

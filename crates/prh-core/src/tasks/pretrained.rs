@@ -168,6 +168,12 @@ impl<B: Backend> Pretrained<B> {
         pooling: Option<Pooling>,
         dev: &B::Device,
     ) -> Result<Self> {
+        if pooling == Some(Pooling::Last) {
+            return Err(Error::invalid(
+                "pooling `last` reads a causal model's final token; BERT and ViT checkpoints \
+                 are bidirectional: use mean or cls",
+            ));
+        }
         let config_text = files
             .text("config.json")?
             .ok_or_else(|| Error::format(files.path("config.json"), "config.json", "missing"))?;
@@ -277,6 +283,7 @@ impl<B: Backend> Pretrained<B> {
         let pool = match pool {
             Pooling::Mean => "mean",
             Pooling::Cls => "cls",
+            Pooling::Last => "last",
         };
         format!(
             "{kind} ({} layers, width {}), pooling {pool}{}",
@@ -390,7 +397,8 @@ impl<B: Backend> PretrainedText<B> {
         let pool = |s: Tensor<B, 3>| -> Tensor<B, 2> {
             let h = s.dims()[2];
             match self.pooling {
-                Pooling::Cls => s.slice([0..n, 0..1, 0..h]).reshape([n, h]),
+                // `last` is refused at load.
+                Pooling::Cls | Pooling::Last => s.slice([0..n, 0..1, 0..h]).reshape([n, h]),
                 Pooling::Mean => {
                     let w = m.clone().reshape([n, t, 1]);
                     let sum = (s * w).sum_dim(1).reshape([n, h]);
@@ -445,7 +453,8 @@ impl<B: Backend> PretrainedImage<B> {
         let pool = |s: Tensor<B, 3>| -> Tensor<B, 2> {
             let [n, l, h] = s.dims();
             match self.pooling {
-                Pooling::Cls => s.slice([0..n, 0..1, 0..h]).reshape([n, h]),
+                // `last` is refused at load.
+                Pooling::Cls | Pooling::Last => s.slice([0..n, 0..1, 0..h]).reshape([n, h]),
                 Pooling::Mean => s.slice([0..n, 1..l, 0..h]).mean_dim(1).reshape([n, h]),
             }
         };
