@@ -721,7 +721,8 @@ fn metrics_and_match_report_progress_on_stderr_only() {
         "{err}"
     );
     let err = go(&["match", &pa, &pb, "--json", "--restarts", "2"], &shown);
-    assert!(err.contains("[match starts] done 4/4"), "{err}");
+    // GW, barycentre, signatures and the 2 random restarts.
+    assert!(err.contains("[match starts] done 5/5"), "{err}");
     // Default delay: a run this short shows nothing; --quiet never does.
     let err = go(&["metrics", &pa, &pb, "--json", "--null", "5"], &[]);
     assert!(!err.contains("] done "), "{err}");
