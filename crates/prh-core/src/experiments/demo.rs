@@ -317,9 +317,7 @@ fn fit_span(m: &Matrix, fit: &[usize]) -> Result<Matrix> {
     }
     let rows = Matrix::from_fn(fit.len(), m.ncols(), |r, c| m[(fit[r], c)]);
     let dec = svd(rows.as_ref())?;
-    let top = dec.s.first().copied().unwrap_or(0.0);
-    let r = dec.s.iter().take_while(|&&v| v > 1e-10 * top).count();
-    Ok(m * dec.v.subcols(0, r))
+    Ok(m * dec.v.subcols(0, dec.rank(1e-10)))
 }
 
 /// The CPU training backend the CLI and the tests use ([`crate::backend::CpuTrain`]:
@@ -924,8 +922,7 @@ pub fn raw_input(
     let x = from_rows(&rows)?;
     let dec = svd(x.as_ref())?;
     // Directions of singular value ~0 (one-hot blocks sum to one) carry no data.
-    let top = dec.s.first().copied().unwrap_or(0.0);
-    let r = dec.s.iter().take_while(|&&v| v > 1e-10 * top).count();
+    let r = dec.rank(1e-10);
     Ok(Matrix::from_fn(x.nrows(), r, |i, j| {
         dec.u[(i, j)] * dec.s[j]
     }))

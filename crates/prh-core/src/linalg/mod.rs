@@ -299,6 +299,15 @@ pub struct Svd {
     pub v: Matrix,
 }
 
+impl Svd {
+    /// Numerical rank: how many singular values exceed `rel` times the largest (s is
+    /// decreasing, so these are the first `rank` columns of u and v).
+    pub fn rank(&self, rel: f64) -> usize {
+        let top = self.s.first().copied().unwrap_or(0.0);
+        self.s.iter().take_while(|&&v| v > rel * top).count()
+    }
+}
+
 /// Thin SVD of `a`.
 ///
 /// # Shapes

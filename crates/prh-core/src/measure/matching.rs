@@ -304,8 +304,6 @@ pub fn two_opt(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>, perm: &mut [usize], max
     }
 }
 
-/// A random doubly stochastic start (J + S)/2 with S a Sinkhorn-balanced uniform random
-/// matrix, as scipy's FAQ does.
 /// The signature start: point i's signature is its row of C sorted (its similarities to
 /// every point, in order), which neither a rotation of the cloud nor a relabelling of the
 /// points changes, so true partners have near-equal signatures. Points are paired by the
@@ -336,6 +334,8 @@ fn signature_start(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>) -> Result<Matrix> {
     Ok(perm_matrix(&linear_assignment(score.as_ref())?))
 }
 
+/// A random doubly stochastic start (J + S)/2 with S a Sinkhorn-balanced uniform random
+/// matrix, as scipy's FAQ does.
 fn random_start(n: usize, rng: &mut ChaCha8Rng) -> Matrix {
     let mut s = Matrix::from_fn(n, n, |_, _| rng.random::<f64>());
     for _ in 0..50 {
