@@ -610,14 +610,17 @@ fn baselines(
         .iter()
         .flat_map(|&o| theories.iter().map(move |t| (o, t)))
         .collect();
-    // Both baselines of every case share the pool: the first half untrained encoders,
-    // the second half raw inputs.
-    pool(workers(), 2 * cases.len(), |i| {
-        let (observation, t) = cases[i % cases.len()];
+    // Both baselines share the pool: first the untrained encoders of every case, then the
+    // raw inputs of every observation (one job serves all its view kinds: the raw rows do
+    // not depend on the kind, only their comparison with each kind's F does).
+    let jobs = cases.len() + cfg.observations.len();
+    let out = pool(workers(), jobs, |i| {
         if i >= cases.len() {
-            return evaluate_raw_baseline(observation, world, t, cfg)
+            let observation = cfg.observations[i - cases.len()];
+            return evaluate_raw_baseline(observation, world, theories, cfg)
                 .context("evaluating the raw-input baseline");
         }
+        let (observation, t) = cases[i];
         let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
             let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
             let tok = if c.needs_tokenizer() {
@@ -628,9 +631,12 @@ fn baselines(
             Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
         };
         let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
-        evaluate_baseline(observation, world, t, &image, &text, cfg, device)
-            .context("evaluating the random-init baseline")
-    })
+        Ok(vec![
+            evaluate_baseline(observation, world, t, &image, &text, cfg, device)
+                .context("evaluating the random-init baseline")?,
+        ])
+    })?;
+    Ok(out.into_iter().flatten().collect())
 }
 
 /// The report folder: `embeddings/states.json`, `results.json` and the SVG plots.
