@@ -42,6 +42,10 @@ pub struct Args {
     /// Annealing steps of the entropic Gromov–Wasserstein initialisation.
     #[arg(long, default_value_t = 30)]
     pub gw_steps: usize,
+    /// Rounds of each trimmed Procrustes refinement (the rotation refitted on the 10, 20
+    /// and 30 % best-fitting pairs of every candidate; 0 disables).
+    #[arg(long, default_value_t = 30)]
+    pub trim_rounds: usize,
     /// Seed of the shuffle hiding B's order and of the random restarts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -66,6 +70,8 @@ pub fn run(args: Args) -> Result<()> {
     let opts = MatchOptions {
         restarts: args.restarts,
         seed: args.seed,
+        gw_steps: args.gw_steps,
+        trim_rounds: args.trim_rounds,
         ..MatchOptions::default()
     };
     let start = Instant::now();
