@@ -384,8 +384,8 @@ pub fn two_opt(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>, perm: &mut [usize], max
 /// random starts pair ~1 % (docs/results.md, "pair-free captioner").
 ///
 /// # Shapes
-/// `ca [n, n]`, `cb [n, n]` -> the permutation matrix `[n, n]`
-fn signature_start(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>) -> Result<Matrix> {
+/// `ca [n, n]`, `cb [n, n]` -> `perm [n]`
+fn signature_start(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>) -> Result<Vec<usize>> {
     let n = ca.nrows();
     let sorted = |c: MatRef<'_, f64>| {
         let mut m = c.to_owned();
@@ -402,18 +402,22 @@ fn signature_start(ca: MatRef<'_, f64>, cb: MatRef<'_, f64>) -> Result<Matrix> {
         .map(|j| (0..n).map(|k| sb[(j, k)] * sb[(j, k)]).sum())
         .collect();
     let score = Matrix::from_fn(n, n, |i, j| 2.0 * cross[(i, j)] - norm_b[j]);
-    Ok(perm_matrix(&linear_assignment(score.as_ref())?))
+    linear_assignment(score.as_ref())
 }
 
-/// The permutation a 0/1 doubly stochastic matrix is, if it is one (row i -> its 1).
-fn as_permutation(p: &Matrix) -> Option<Vec<usize>> {
-    (0..p.nrows())
-        .map(|i| {
-            let ones: Vec<usize> = (0..p.ncols()).filter(|&j| p[(i, j)] == 1.0).collect();
-            let zeros = (0..p.ncols()).filter(|&j| p[(i, j)] == 0.0).count();
-            (ones.len() == 1 && zeros + 1 == p.ncols()).then(|| ones[0])
-        })
-        .collect()
+/// One FAQ start of [`match_points`].
+struct Start {
+    /// How the result names it (`best_start`).
+    name: String,
+    /// The doubly stochastic matrix FAQ starts from.
+    p0: Matrix,
+    /// The permutation the start is, if it is one: also trimmed as it is, since FAQ can
+    /// leave the basin its right pairs point to.
+    perm: Option<Vec<usize>>,
+    /// Whether its candidates get [`trimmed_refine`]: the deterministic starts only, as
+    /// trimming every random restart too cost 3.8x the time of the whole search at
+    /// n = 1,000 (29 s -> 109 s, 8 restarts, measured).
+    trim: bool,
 }
 
 /// A random doubly stochastic start (J + S)/2 with S a Sinkhorn-balanced uniform random
@@ -461,17 +465,30 @@ pub fn match_points(
     let ca = a * a.transpose();
     let cb = b * b.transpose();
     let (car, cbr) = (ca.as_ref(), cb.as_ref());
-    let mut starts: Vec<(String, Matrix)> = vec![
-        ("entropic-gw".into(), entropic_gw(car, cbr, opts) * n as f64),
-        (
-            "barycenter".into(),
+    let fixed = |name: &str, p0: Matrix, perm: Option<Vec<usize>>| Start {
+        name: name.into(),
+        p0,
+        perm,
+        trim: true,
+    };
+    let signatures = signature_start(car, cbr)?;
+    let mut starts = vec![
+        fixed("entropic-gw", entropic_gw(car, cbr, opts) * n as f64, None),
+        fixed(
+            "barycenter",
             Matrix::from_fn(n, n, |_, _| 1.0 / n as f64),
+            None,
         ),
-        ("signatures".into(), signature_start(car, cbr)?),
+        fixed("signatures", perm_matrix(&signatures), Some(signatures)),
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     for r in 0..opts.restarts {
-        starts.push((format!("random-{r}"), random_start(n, &mut rng)));
+        starts.push(Start {
+            name: format!("random-{r}"),
+            p0: random_start(n, &mut rng),
+            perm: None,
+            trim: false,
+        });
     }
     let mut best: Option<(f64, Vec<usize>, String)> = None;
     let mut consider = |perm: Vec<usize>, name: String| {
@@ -481,21 +498,17 @@ pub fn match_points(
         }
     };
     let total = starts.len();
-    for (done, (name, p0)) in starts.into_iter().enumerate() {
-        // A start that is a permutation (the signatures) is also a candidate to trim as
-        // it is: FAQ can leave the basin its right pairs point to.
-        let own = as_permutation(&p0);
-        let perm = faq(car, cbr, p0, opts.faq_iters)?;
+    for (done, start) in starts.into_iter().enumerate() {
+        let perm = faq(car, cbr, start.p0, opts.faq_iters)?;
         let perm = procrustes_refine(a, b, car, cbr, perm, opts.procrustes_rounds)?;
         // Untrimmed first: a trimmed candidate wins only with a strictly lower objective.
-        consider(perm.clone(), name.clone());
-        // The deterministic starts only: trimming every random restart too cost 3.8x the
-        // time of the whole search at n = 1,000 (29 s -> 109 s, 8 restarts, measured).
-        if opts.trim_rounds > 0 && !name.starts_with("random") {
-            for (from, p) in own.iter().map(|p| ("", p)).chain([("faq+", &perm)]) {
+        consider(perm.clone(), start.name.clone());
+        if opts.trim_rounds > 0 && start.trim {
+            let own = start.perm.iter().map(|p| ("", p));
+            for (from, p) in own.chain([("faq+", &perm)]) {
                 for keep in TRIM_KEEP {
                     let t = trimmed_refine((a, b), (car, cbr), p.clone(), keep, opts.trim_rounds)?;
-                    consider(t, format!("{name}+{from}trim{keep}"));
+                    consider(t, format!("{}+{from}trim{keep}", start.name));
                 }
             }
         }
@@ -592,10 +605,7 @@ mod tests {
         for (noise, least) in [(0.0, 1.0), (0.02, 0.5)] {
             let (a, b, truth) = planted(60, 8, noise, 5);
             let (ca, cb) = (&a * a.transpose(), &b * b.transpose());
-            let p = signature_start(ca.as_ref(), cb.as_ref()).unwrap();
-            let perm: Vec<usize> = (0..60)
-                .map(|i| (0..60).find(|&j| p[(i, j)] == 1.0).unwrap())
-                .collect();
+            let perm = signature_start(ca.as_ref(), cb.as_ref()).unwrap();
             let acc = accuracy(&perm, &truth);
             assert!(acc >= least, "noise {noise}: {acc}");
         }
