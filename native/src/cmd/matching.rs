@@ -43,7 +43,8 @@ pub struct Args {
     #[arg(long, default_value_t = 30)]
     pub gw_steps: usize,
     /// Rounds of each trimmed Procrustes refinement (the rotation refitted on the 10, 20
-    /// and 30 % best-fitting pairs of every candidate; 0 disables).
+    /// and 30 % best-fitting pairs of the GW, barycentre and signature starts'
+    /// candidates; random restarts are not trimmed; 0 disables).
     #[arg(long, default_value_t = 30)]
     pub trim_rounds: usize,
     /// Seed of the shuffle hiding B's order and of the random restarts.

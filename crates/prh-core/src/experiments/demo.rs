@@ -10,7 +10,7 @@
 //! [`crate::scene::SceneWorld`] and the comparison of learned embeddings with it. The CLI
 //! (`native/src/cmd/demo.rs`) drives training, progress and the report folder.
 
-use crate::linalg::{Matrix, from_rows, svd};
+use crate::linalg::{Matrix, from_rows, select_rows, svd};
 use crate::measure::knn::{gram, knn_from_gram, mutual_knn, mutual_knn_null};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::measure::retrieval::align_and_rank;
@@ -276,8 +276,7 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
     let (fit, test) = order.split_at(n / 2);
-    let rows =
-        |m: &Matrix, idx: &[usize]| Matrix::from_fn(idx.len(), m.ncols(), |r, c| m[(idx[r], c)]);
+    let rows = |m: &Matrix, idx: &[usize]| select_rows(m.as_ref(), idx);
     let (sa, sb) = (fit_span(&a, fit)?, fit_span(&b, fit)?);
     let report = align_and_rank(
         rows(&sa, fit).as_ref(),
@@ -315,8 +314,7 @@ fn fit_span(m: &Matrix, fit: &[usize]) -> Result<Matrix> {
     if m.ncols() <= fit.len() {
         return Ok(m.clone());
     }
-    let rows = Matrix::from_fn(fit.len(), m.ncols(), |r, c| m[(fit[r], c)]);
-    let dec = svd(rows.as_ref())?;
+    let dec = svd(select_rows(m.as_ref(), fit).as_ref())?;
     Ok(m * dec.v.subcols(0, dec.rank(1e-10)))
 }
 

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::formats::features::Features;
 use crate::linalg::procrustes;
-use crate::linalg::{Matrix, from_row_major};
+use crate::linalg::{Matrix, from_row_major, select_rows};
 use crate::measure::matching::{
     MatchOptions, accuracy, match_points, pairing_objective, seeded_permutation,
 };
@@ -214,11 +214,6 @@ fn mean_of(x: &Matrix, rows: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-/// Rows `rows` of `x`.
-fn select(x: &Matrix, rows: &[usize]) -> Matrix {
-    Matrix::from_fn(rows.len(), x.ncols(), |i, j| x[(rows[i], j)])
-}
-
 /// Measures text embeddings `text` against vision vectors `vision` (row i of both = class
 /// i); `is_test[i]` marks the held-out classes (ImageNet-100), the rest fit the rotation.
 /// See the module doc for each score. Returns the scores and the fitted [`ClassMap`].
@@ -272,19 +267,25 @@ pub fn vision_alignment(
     let (t_mean, v_mean) = (mean_of(&t, &fit_rows), mean_of(&v, &fit_rows));
     let (tp, vp) = (centre_normalise(&t, &t_mean), centre_normalise(&v, &v_mean));
     let fit = procrustes::fit(
-        select(&tp, &fit_rows).as_ref(),
-        select(&vp, &fit_rows).as_ref(),
+        select_rows(tp.as_ref(), &fit_rows).as_ref(),
+        select_rows(vp.as_ref(), &fit_rows).as_ref(),
     )?;
     let mut mapped = &vp * fit.q.transpose(); // [n, d_t]: vision in text space
     l2_normalize_rows(&mut mapped);
-    let (tt, mt) = (select(&tp, &test_rows), select(&mapped, &test_rows));
+    let (tt, mt) = (
+        select_rows(tp.as_ref(), &test_rows),
+        select_rows(mapped.as_ref(), &test_rows),
+    );
     let t2i = RetrievalScores::from_ranks(&ranks(tt.as_ref(), mt.as_ref())?)?;
     let i2t = RetrievalScores::from_ranks(&ranks(mt.as_ref(), tt.as_ref())?)?;
     let chance = RetrievalScores::chance(test_rows.len());
     // 3. Pair-free matching among the test classes, each side centred on its own mean
     // (unpaired statistics only); the vision rows are shuffled to hide the pairing.
     let m = test_rows.len();
-    let (ta, vb) = (select(&t, &test_rows), select(&v, &test_rows));
+    let (ta, vb) = (
+        select_rows(t.as_ref(), &test_rows),
+        select_rows(v.as_ref(), &test_rows),
+    );
     let a = centre_normalise(&ta, &mean_of(&ta, &(0..m).collect::<Vec<_>>()));
     let b = centre_normalise(&vb, &mean_of(&vb, &(0..m).collect::<Vec<_>>()));
     let pi = seeded_permutation(m, opts.seed);

@@ -51,6 +51,15 @@ pub fn from_rows(rows: &[Vec<f64>]) -> Result<Matrix> {
     Ok(Mat::from_fn(rows.len(), d, |i, j| rows[i][j]))
 }
 
+/// Rows `idx` of `m`, in that order (repeats allowed): row i of the result is row
+/// `idx[i]` of `m`.
+///
+/// # Shapes
+/// `m [n, d]`, `idx [k]` (each < n) -> `[k, d]`
+pub fn select_rows(m: MatRef<'_, f64>, idx: &[usize]) -> Matrix {
+    Mat::from_fn(idx.len(), m.ncols(), |i, j| m[(idx[i], j)])
+}
+
 /// The rows of a matrix.
 ///
 /// # Shapes

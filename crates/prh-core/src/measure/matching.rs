@@ -21,7 +21,7 @@
 //! The lower bound is Hoffman–Wielandt's: GW(σ) >= (1/n^2) Σ_i (λ_i(C_A) - λ_i(C_B))^2.
 
 use crate::linalg::procrustes;
-use crate::linalg::{Matrix, sym_eigen};
+use crate::linalg::{Matrix, select_rows, sym_eigen};
 use crate::progress::{OnTick, tick};
 use crate::{Error, Result};
 
@@ -267,7 +267,7 @@ fn procrustes_refine(
 ) -> Result<Vec<usize>> {
     let mut obj = qap_objective(ca, cb, &perm);
     for _ in 0..rounds {
-        let bs = Matrix::from_fn(b.nrows(), b.ncols(), |i, j| b[(perm[i], j)]);
+        let bs = select_rows(b, &perm);
         let fit = procrustes::fit(a, bs.as_ref())?;
         let scores = a * &fit.q * b.transpose();
         let next = linear_assignment(scores.as_ref())?;
@@ -309,12 +309,9 @@ pub fn trimmed_refine(
 ) -> Result<Vec<usize>> {
     let n = a.nrows();
     let m = ((keep * n as f64).round() as usize).clamp((a.ncols() + 1).min(n), n);
-    let rows = |x: MatRef<'_, f64>, idx: &[usize]| {
-        Matrix::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)])
-    };
     let mut best = (qap_objective(ca, cb, &perm), perm.clone());
     for _ in 0..rounds {
-        let bs = rows(b, &perm);
+        let bs = select_rows(b, &perm);
         let q = procrustes::fit(a, bs.as_ref())?.q;
         let fitted = a * &q;
         let mut order: Vec<(f64, usize)> = (0..n)
@@ -328,7 +325,11 @@ pub fn trimmed_refine(
         order.sort_by(|x, y| x.0.total_cmp(&y.0));
         let kept: Vec<usize> = order[..m].iter().map(|&(_, i)| i).collect();
         let kept_b: Vec<usize> = kept.iter().map(|&i| perm[i]).collect();
-        let q = procrustes::fit(rows(a, &kept).as_ref(), rows(b, &kept_b).as_ref())?.q;
+        let q = procrustes::fit(
+            select_rows(a, &kept).as_ref(),
+            select_rows(b, &kept_b).as_ref(),
+        )?
+        .q;
         let scores = a * &q * b.transpose();
         let next = linear_assignment(scores.as_ref())?;
         if next == perm {
@@ -697,10 +698,11 @@ mod tests {
                 rescued += 1;
             }
         }
-        // The case the trimmed fit exists for: the all-pairs fit fails on most seeds.
+        // The case the trimmed fit exists for: the all-pairs fit fails on most seeds (4 of
+        // 6 when written, at 20-78 % right).
         assert!(
-            rescued >= 2,
-            "Procrustes on all pairs failed on {rescued} of 4 seeds only"
+            rescued >= 3,
+            "Procrustes on all pairs failed on {rescued} of 6 seeds only"
         );
     }
 
