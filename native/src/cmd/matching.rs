@@ -19,7 +19,7 @@
 use super::inputs::{Inputs, LayerChoice};
 use crate::progress::Phases;
 use anyhow::{Context, Result};
-use prh_core::linalg::Matrix;
+use prh_core::linalg::select_rows;
 use prh_core::measure::matching::{
     MatchOptions, accuracy, match_points, pairing_objective, seeded_permutation,
 };
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
     let n = xa.nrows();
     // Hide B's order from the solver: B' row i = B row pi[i]; A row pi[i] then pairs with B' row i.
     let pi = seeded_permutation(n, args.seed);
-    let bs = Matrix::from_fn(n, xb.ncols(), |i, j| xb[(pi[i], j)]);
+    let bs = select_rows(xb.as_ref(), &pi);
     let mut truth = vec![0; n];
     for (i, &p) in pi.iter().enumerate() {
         truth[p] = i;

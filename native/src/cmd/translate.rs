@@ -26,7 +26,7 @@ use crate::run_folder::{load_text, load_text_model, stored_config};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::prelude::Backend;
 use prh_core::experiments::captioner::{MapKind, fit_map};
-use prh_core::linalg::{Matrix, from_rows, to_rows};
+use prh_core::linalg::{Matrix, from_rows, select_rows, to_rows};
 use prh_core::measure::matching::seeded_permutation;
 use prh_core::models::caption_decoder::condition;
 use prh_core::tasks::decoder::write_captions;
@@ -187,7 +187,7 @@ pub fn run(args: Args) -> Result<()> {
         rows.push((kind.name().into(), write(&(&test_src * &m.m))?));
     }
     let shuffle = seeded_permutation(fb.nrows(), 0x0dd5);
-    let shuffled = Matrix::from_fn(fb.nrows(), fb.ncols(), |i, j| fb[(shuffle[i], j)]);
+    let shuffled = select_rows(fb.as_ref(), &shuffle);
     let m = fit_map(MapKind::Rotation, &fa, &shuffled, 0)?;
     rows.push(("null (shuffled pairs)".into(), write(&(&test_src * &m.m))?));
     rows.push((

@@ -17,7 +17,7 @@
 //! Baselines: the decoder on the test states' own caption embeddings (the ceiling: no
 //! map), a rotation fitted on shuffled pairs (the null), and no map at all (the identity).
 
-use crate::linalg::{Matrix, from_row_major, from_rows, svd, to_rows};
+use crate::linalg::{Matrix, from_row_major, from_rows, select_rows, svd, to_rows};
 use crate::measure::matching::{MatchOptions, match_points, pairing_objective, seeded_permutation};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::models::caption_decoder::{CaptionDecoder, condition};
@@ -171,7 +171,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
         MapKind::PairFree => {
             // The caption side in a seeded order, so the solver cannot read the pairing.
             let hide = seeded_permutation(n, seed ^ 0x0bad_5eed);
-            let b_hidden = Matrix::from_fn(n, e, |i, j| b[(hide[i], j)]);
+            let b_hidden = select_rows(b.as_ref(), &hide);
             let opts = MatchOptions {
                 seed,
                 ..MatchOptions::default()
@@ -180,7 +180,7 @@ pub fn fit_map(kind: MapKind, a: &Matrix, b: &Matrix, seed: u64) -> Result<Fitte
             l2_normalize_rows(&mut ua);
             l2_normalize_rows(&mut ub);
             let found = match_points(ua.as_ref(), ub.as_ref(), &opts, &mut |_| {})?;
-            let matched = Matrix::from_fn(n, e, |i, j| b_hidden[(found.perm[i], j)]);
+            let matched = select_rows(b_hidden.as_ref(), &found.perm);
             let right = (0..n).filter(|&i| hide[found.perm[i]] == i).count();
             // Picture i's caption sits at the hidden row j with hide[j] = i.
             let mut truth = vec![0; n];
@@ -509,8 +509,8 @@ mod tests {
             "orthogonal"
         );
         let perm = [2, 0, 1];
-        let ap = Matrix::from_fn(n, d, |i, j| a[(perm[i], j)]);
-        let bp = Matrix::from_fn(n, d, |i, j| b[(perm[i], j)]);
+        let ap = select_rows(a.as_ref(), &perm);
+        let bp = select_rows(b.as_ref(), &perm);
         assert!((rotation(&ap, &bp, 0).unwrap() - &r).norm_l2() < 1e-6);
         let one = head(&a, 1);
         let i = rotation(&one, &one, 0).unwrap();

@@ -289,7 +289,7 @@ pub fn vision_alignment(
     let a = centre_normalise(&ta, &mean_of(&ta, &(0..m).collect::<Vec<_>>()));
     let b = centre_normalise(&vb, &mean_of(&vb, &(0..m).collect::<Vec<_>>()));
     let pi = seeded_permutation(m, opts.seed);
-    let bs = Matrix::from_fn(m, b.ncols(), |i, j| b[(pi[i], j)]);
+    let bs = select_rows(b.as_ref(), &pi);
     let mut truth = vec![0; m];
     for (i, &p) in pi.iter().enumerate() {
         truth[p] = i;
@@ -309,7 +309,7 @@ pub fn vision_alignment(
         gw_truth / found.objective.max(f64::MIN_POSITIVE)
     };
     // Zero-shot top-5: a rotation from the matched pairs, then rank every class per text.
-    let matched = Matrix::from_fn(m, bs.ncols(), |i, j| bs[(found.perm[i], j)]);
+    let matched = select_rows(bs.as_ref(), &found.perm);
     let q = procrustes::fit(a.as_ref(), matched.as_ref())?.q;
     let classes = &b * q.transpose(); // true order, so query i's answer is row i
     let top5 = RetrievalScores::from_ranks(&ranks(a.as_ref(), classes.as_ref())?)?.r5;
