@@ -322,16 +322,104 @@ impl Svd {
 /// # Shapes
 /// `a [m, n]` -> u `[m, r]`, s `[r]`, v `[n, r]` with r = min(m, n)
 pub fn svd(a: MatRef<'_, f64>) -> Result<Svd> {
-    let dec = a
-        .thin_svd()
-        .map_err(|e| Error::Numerical(format!("SVD failed: {e:?}")))?;
-    let r = a.nrows().min(a.ncols());
-    let sd = dec.S();
-    Ok(Svd {
-        u: dec.U().to_owned(),
-        s: (0..r).map(|j| sd[j]).collect(),
-        v: dec.V().to_owned(),
-    })
+    let finite = |m: MatRef<'_, f64>| m.col_iter().all(|c| c.iter().all(|x| x.is_finite()));
+    if !finite(a) {
+        return Err(Error::Numerical(format!(
+            "SVD of a [{}, {}] matrix with NaN or Inf entries",
+            a.nrows(),
+            a.ncols()
+        )));
+    }
+    let thin = |m: MatRef<'_, f64>| -> Result<Svd> {
+        let dec = m
+            .thin_svd()
+            .map_err(|e| Error::Numerical(format!("SVD failed: {e:?}")))?;
+        let r = m.nrows().min(m.ncols());
+        let sd = dec.S();
+        Ok(Svd {
+            u: dec.U().to_owned(),
+            s: (0..r).map(|j| sd[j]).collect(),
+            v: dec.V().to_owned(),
+        })
+    };
+    let ok =
+        |d: &Svd| finite(d.u.as_ref()) && finite(d.v.as_ref()) && d.s.iter().all(|x| x.is_finite());
+    let dec = thin(a)?;
+    if ok(&dec) {
+        return Ok(dec);
+    }
+    // faer 0.24's thin SVD was seen to return NaN on a finite, highly rank-deficient
+    // [2048, 1280] matrix (A^T B of 100 paired rows: the views-vision matcher's TF-IDF
+    // baseline, one Procrustes round of one random start; also on its transpose), so the
+    // Gram route, which needs only a symmetric eigendecomposition and a QR.
+    let g = if a.nrows() >= a.ncols() {
+        svd_by_gram(a)?
+    } else {
+        let t = svd_by_gram(a.transpose())?;
+        Svd {
+            u: t.v,
+            s: t.s,
+            v: t.u,
+        }
+    };
+    if ok(&g) {
+        return Ok(g);
+    }
+    Err(Error::Numerical(format!(
+        "SVD of a finite [{}, {}] matrix returned NaN or Inf (faer's, and the Gram route)",
+        a.nrows(),
+        a.ncols()
+    )))
+}
+
+/// Thin SVD of a tall `a` (`p >= q`) through its Gram matrix: A^T A = V diag(s^2) V^T
+/// (symmetric eigendecomposition, s decreasing), U_j = A v_j / s_j for s_j > 1e-7 s_0;
+/// below that s_j is set to 0 (the Gram matrix squares singular values, so under
+/// ~sqrt(eps) s_0 = 1.5e-8 s_0 they are rounding) and the column of U (A v_j ~ 0 there,
+/// so any orthonormal completion is exact to that tolerance) starts as a seeded Gaussian
+/// vector; then U = the thin Q of that matrix (a
+/// Householder QR keeps the columns orthonormal whatever their rank), signs matched to
+/// diag(R) so the leading columns stay A v_j / s_j. So U S V^T = A to ~1e-7 relative
+/// (exactly rank-deficient matrices, the case it is for, to rounding). [`svd`]'s fallback
+/// when faer's SVD returns NaN.
+///
+/// # Shapes
+/// `a [p, q]`, p >= q -> u `[p, q]`, s `[q]`, v `[q, q]`
+fn svd_by_gram(a: MatRef<'_, f64>) -> Result<Svd> {
+    use rand::SeedableRng;
+    use rand_distr::{Distribution, StandardNormal};
+    let (p, q) = (a.nrows(), a.ncols());
+    let e = sym_eigen((a.transpose() * a).as_ref())?;
+    let top = e.values.first().copied().unwrap_or(0.0).max(0.0).sqrt();
+    let s: Vec<f64> = e
+        .values
+        .iter()
+        .map(|&l| l.max(0.0).sqrt())
+        .map(|x| if x > 1e-7 * top { x } else { 0.0 })
+        .collect();
+    let av = a * &e.vectors;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x5bd);
+    let mut raw = Mat::<f64>::zeros(p, q);
+    for j in 0..q {
+        for i in 0..p {
+            raw[(i, j)] = if s[j] > 0.0 {
+                av[(i, j)] / s[j]
+            } else {
+                StandardNormal.sample(&mut rng)
+            };
+        }
+    }
+    let qr = raw.qr();
+    let mut u = qr.compute_thin_Q();
+    let r = qr.thin_R();
+    for j in 0..q {
+        if r[(j, j)] < 0.0 {
+            for i in 0..p {
+                u[(i, j)] = -u[(i, j)];
+            }
+        }
+    }
+    Ok(Svd { u, s, v: e.vectors })
 }
 
 /// Operator (spectral) norm ||A||_2 = largest singular value.
@@ -398,6 +486,45 @@ pub fn levenshtein<T: PartialEq>(x: &[T], y: &[T]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Gram-route SVD (the fallback when faer's returns NaN) of a rank-deficient tall
+    /// matrix like the one it was written for (A^T B of fewer rows than columns):
+    /// orthonormal U and V, s decreasing and equal to faer's, U S V^T = A to 1e-9
+    /// relative, and tr(A^T U V^T) = the nuclear norm (U V^T is a Procrustes optimum).
+    #[test]
+    fn gram_svd_matches_faer_on_a_rank_deficient_matrix() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (n, p, q) = (12, 60, 40);
+        let x = Matrix::from_fn(n, p, |_, _| rng.random::<f64>() - 0.5);
+        let y = Matrix::from_fn(n, q, |_, _| rng.random::<f64>() - 0.5);
+        let a = x.transpose() * &y; // [60, 40], rank 12
+        let g = svd_by_gram(a.as_ref()).unwrap();
+        let eye = |k: usize| Matrix::identity(k, k);
+        assert!(
+            (g.u.transpose() * &g.u - eye(q)).norm_l2() < 1e-9,
+            "U orthonormal"
+        );
+        assert!(
+            (g.v.transpose() * &g.v - eye(q)).norm_l2() < 1e-9,
+            "V orthonormal"
+        );
+        assert!(g.s.windows(2).all(|w| w[0] >= w[1]), "decreasing");
+        let sd = Matrix::from_fn(q, q, |i, j| if i == j { g.s[i] } else { 0.0 });
+        let back = &g.u * &sd * g.v.transpose();
+        assert!((&back - &a).norm_l2() < 1e-9 * a.norm_l2(), "reconstructs");
+        let f = svd(a.as_ref()).unwrap();
+        for (x, y) in f.s.iter().zip(&g.s) {
+            assert!((x - y).abs() < 1e-8 * f.s[0], "singular values {x} vs {y}");
+        }
+        let nuc: f64 = f.s.iter().sum();
+        let m = a.transpose() * (&g.u * g.v.transpose());
+        let tr: f64 = (0..q).map(|i| m[(i, i)]).sum();
+        assert!(
+            (tr - nuc).abs() < 1e-8 * nuc,
+            "trace {tr} vs nuclear norm {nuc}"
+        );
+    }
 
     #[test]
     fn eigen_is_descending_and_reconstructs() {

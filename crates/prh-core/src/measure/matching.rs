@@ -500,15 +500,29 @@ pub fn match_points(
     };
     let total = starts.len();
     for (done, start) in starts.into_iter().enumerate() {
-        let perm = faq(car, cbr, start.p0, opts.faq_iters)?;
-        let perm = procrustes_refine(a, b, car, cbr, perm, opts.procrustes_rounds)?;
+        // A failure names its start and stage, so a numerical error is traceable.
+        let at = |stage: &str| {
+            let name = start.name.clone();
+            let stage = stage.to_string();
+            move |e: Error| {
+                let e = match e {
+                    Error::Numerical(m) => m,
+                    other => other.to_string(),
+                };
+                Error::Numerical(format!("matching start `{name}`, {stage}: {e}"))
+            }
+        };
+        let perm = faq(car, cbr, start.p0, opts.faq_iters).map_err(at("FAQ"))?;
+        let perm = procrustes_refine(a, b, car, cbr, perm, opts.procrustes_rounds)
+            .map_err(at("Procrustes refinement"))?;
         // Untrimmed first: a trimmed candidate wins only with a strictly lower objective.
         consider(perm.clone(), start.name.clone());
         if opts.trim_rounds > 0 && start.trim {
             let own = start.perm.iter().map(|p| ("", p));
             for (from, p) in own.chain([("faq+", &perm)]) {
                 for keep in TRIM_KEEP {
-                    let t = trimmed_refine((a, b), (car, cbr), p.clone(), keep, opts.trim_rounds)?;
+                    let t = trimmed_refine((a, b), (car, cbr), p.clone(), keep, opts.trim_rounds)
+                        .map_err(at("trimmed refinement"))?;
                     consider(t, format!("{}+{from}trim{keep}", start.name));
                 }
             }
