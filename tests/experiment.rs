@@ -373,6 +373,38 @@ fn quick_views_vision_writes_report_and_web_exports() {
         assert_eq!((classes.len(), classes[0].as_str()), (1000, "tench"));
         let fit: serde_json::Value = serde_json::from_str(&meta["fit"]).unwrap();
         assert_eq!(fit["n_fit"].as_u64(), Some(900));
+        // The class-text embeddings, row i beside EfficientNet-Lite0's row i: `metrics` on
+        // the two files reproduces the report's own final mutual 10-NN and CKA (same
+        // clamp, normalisation and k), so a reader can take the pair to any other tool.
+        let emb = dir.join(format!("{obj}.class_texts.npy"));
+        let o = bin()
+            .args(["metrics", "--json", "--null", "0", "--quiet"])
+            .arg(&emb)
+            .arg(data.join("imagenet/efficientnet_lite0_fc_weight.npy"))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "metrics on {}: {}",
+            emb.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(m["n"].as_u64(), Some(1000));
+        let run = r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|run| run["objective"] == obj && run["seed"] == 0)
+            .unwrap();
+        let last = &run["curve"][2][1];
+        for key in ["mutual_knn", "cka"] {
+            let (a, b) = (m[key].as_f64().unwrap(), last[key].as_f64().unwrap());
+            assert!(
+                (a - b).abs() < 1e-6,
+                "{obj} {key}: metrics {a} vs report {b}"
+            );
+        }
     }
 }
 

@@ -299,6 +299,18 @@ pub(super) fn write_exports(
     Ok(())
 }
 
+/// Writes `export/<label>.class_texts.npy`: the encoder's embeddings of the 1,000 class
+/// texts, float32 `[1000, d]`, rows in `imagenet1k_classes.tsv`'s order, so that row i pairs
+/// with row i of `efficientnet_lite0_fc_weight.npy` (`prh-native match` / `metrics` read the
+/// two files as they are).
+pub(super) fn write_class_embeddings(out: &Path, label: &str, emb: &[f32], d: usize) -> Result<()> {
+    let dir = out.join("export");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let p = dir.join(format!("{label}.class_texts.npy"));
+    prh_core::formats::npy::write_npy(&p, &[emb.len() / d.max(1), d], emb)
+        .with_context(|| format!("writing {}", p.display()))
+}
+
 /// Spread over seeds of each score of a list of final points.
 pub(super) fn stats_of(points: &[VisionScores]) -> Result<serde_json::Value> {
     type Get = fn(&VisionScores) -> f64;
