@@ -14,9 +14,7 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
 
-use super::vision::{
-    VisionData, load, score, score_with, stats_of, train_one, write_class_embeddings, write_exports,
-};
+use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
 use super::{Args, load_config, out_dir};
 use prh_core::experiments::spectral_tfidf::{SpectralTfidf, fit_seeds};
 use prh_core::experiments::vision::VisionScores;
@@ -153,8 +151,14 @@ fn train_and_score<B: AutodiffBackend>(
                 "r1_t2i_imagenet100": s.r1_t2i,
                 "r5_t2i_imagenet100": s.r5_t2i,
             });
-            write_exports(out, objective.label(), bundle, data, &map, &fit)?;
-            write_class_embeddings(out, objective.label(), &snap.embeddings, tr.d)?;
+            write_exports(
+                out,
+                objective.label(),
+                bundle,
+                data,
+                (&map, &fit),
+                (&snap.embeddings, tr.d),
+            )?;
         }
         curve.push((snap.step, s));
     }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::{Args, train_recording};
-use crate::output::write_file;
+use crate::output::{write_embeddings, write_file};
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
 pub(super) struct VisionData {
@@ -276,14 +276,18 @@ pub(super) fn score_with(
     )?)
 }
 
-/// Writes `export/<label>.prh.safetensors` and `export/<label>.imagenet.safetensors`.
+/// Writes `export/<label>.prh.safetensors`, `export/<label>.imagenet.safetensors` and
+/// `export/<label>.class_texts.npy`: the encoder's embeddings of the 1,000 class texts
+/// (`class_embeddings`, float32 `[1000, d]`), rows in `imagenet1k_classes.tsv`'s order, so
+/// that row i pairs with row i of `efficientnet_lite0_fc_weight.npy` (`prh-native match` /
+/// `metrics` read the two files as they are).
 pub(super) fn write_exports(
     out: &Path,
     label: &str,
     bundle: &[u8],
     data: &VisionData,
-    map: &ClassMap,
-    fit: &serde_json::Value,
+    (map, fit): (&ClassMap, &serde_json::Value),
+    (class_embeddings, d): (&[f32], usize),
 ) -> Result<()> {
     let dir = out.join("export");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -296,19 +300,13 @@ pub(super) fn write_exports(
         let p = dir.join(&name);
         write_file(&p, b)?;
     }
-    Ok(())
-}
-
-/// Writes `export/<label>.class_texts.npy`: the encoder's embeddings of the 1,000 class
-/// texts, float32 `[1000, d]`, rows in `imagenet1k_classes.tsv`'s order, so that row i pairs
-/// with row i of `efficientnet_lite0_fc_weight.npy` (`prh-native match` / `metrics` read the
-/// two files as they are).
-pub(super) fn write_class_embeddings(out: &Path, label: &str, emb: &[f32], d: usize) -> Result<()> {
-    let dir = out.join("export");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let p = dir.join(format!("{label}.class_texts.npy"));
-    prh_core::formats::npy::write_npy(&p, &[emb.len() / d.max(1), d], emb)
-        .with_context(|| format!("writing {}", p.display()))
+    // An .npy name: the labels (class names) would only go to a .tsv's metadata file.
+    write_embeddings(
+        &dir.join(format!("{label}.class_texts.npy")),
+        d,
+        class_embeddings,
+        &names,
+    )
 }
 
 /// Spread over seeds of each score of a list of final points.
