@@ -22,8 +22,6 @@ import numpy as np
 from scipy.optimize import least_squares
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results.json")
-r = json.load(open(path))
 
 
 def power_pm(n, y):
@@ -62,14 +60,37 @@ def fit_predict(form, mean, fit_ns, at):
     return p, float(f(p, at))
 
 
-for objective in sorted({p["objective"] for p in r["points"]}):
-    pts = [p for p in r["points"] if p["objective"] == objective]
+def curve(points, objective):
+    """Budgets in samples (ascending), {samples: mutual 10-NN per seed}, {samples: seed mean}."""
+    pts = [p for p in points if p["objective"] == objective]
     ns = sorted({p["samples"] for p in pts})
-    by = {n: [p["scores"]["mutual_knn"] for p in pts if p["samples"] == n] for n in ns}
+    by = {n: [p["scores"]["mutual_knn"] for p in sorted(pts, key=lambda p: p["seed"]) if p["samples"] == n] for n in ns}
     mean = {n: float(np.mean(v)) for n, v in by.items()}
+    return ns, by, mean
+
+
+def choose(mean, fit_ns, val_n):
+    """{form: (params, prediction at val_n, |error|)} for each form fitted on fit_ns, and the
+    form with the smallest error (the validation choice)."""
+    out = {}
+    for form in FORMS:
+        p, pred = fit_predict(form, mean, fit_ns, val_n)
+        out[form] = (p, pred, abs(pred - mean[val_n]))
+    return out, min(out, key=lambda f: out[f][2])
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results.json")
+    r = json.load(open(path))
+    for objective in sorted({p["objective"] for p in r["points"]}):
+        report(r, objective)
+
+
+def report(r, objective):
+    ns, by, mean = curve(r["points"], objective)
     if len(ns) < 6:
         print(f"{objective}: {len(ns)} budgets, too few for a validation and a test budget")
-        continue
+        return
 
     def row(label, n):
         return f"{label} {int(n)}: observed {mean[n]:.4f} [{min(by[n]):.4f}, {max(by[n]):.4f}]"
@@ -77,17 +98,14 @@ for objective in sorted({p["objective"] for p in r["points"]}):
     print(f"== {r.get('measure', '?')} measure, {objective}")
     val_n, test_n = ns[-2], ns[-1]
     print(row("validation budget", val_n))
-    errors = {}
-    for form in FORMS:
-        p, pred = fit_predict(form, mean, ns[-6:-2], val_n)
-        errors[form] = abs(pred - mean[val_n])
+    fits, chosen = choose(mean, ns[-6:-2], val_n)
+    for form, (p, pred, err) in fits.items():
         inside = min(by[val_n]) <= pred <= max(by[val_n])
         print(
             f"  {form:8s} fit on {[int(v) for v in ns[-6:-2]]}: predicts {pred:.4f} "
-            f"(error {errors[form]:.4f}, {'within' if inside else 'outside'} the seed range), "
+            f"(error {err:.4f}, {'within' if inside else 'outside'} the seed range), "
             f"params {np.round(p, 4)}"
         )
-    chosen = min(errors, key=errors.get)
     print(f"chosen on validation: {chosen}")
     print(row("test budget", test_n))
     for form in FORMS:
@@ -98,3 +116,7 @@ for objective in sorted({p["objective"] for p in r["points"]}):
             f"  {form:8s} fit on {[int(v) for v in ns[-5:-1]]}: predicts {pred:.4f} "
             f"(error {abs(pred - mean[test_n]):.4f}): {'within' if inside else 'outside'} the seed range{mark}"
         )
+
+
+if __name__ == "__main__":
+    main()
