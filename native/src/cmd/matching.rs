@@ -47,6 +47,13 @@ pub struct Args {
     /// candidates; random restarts are not trimmed; 0 disables).
     #[arg(long, default_value_t = 30)]
     pub trim_rounds: usize,
+    /// Swaps per tabu search run (robust tabu search from the best candidate and from
+    /// `--tabu-starts` random permutations, n <= 200; 0 disables).
+    #[arg(long, default_value_t = MatchOptions::default().tabu_iters)]
+    pub tabu_iters: usize,
+    /// Tabu search runs from random permutations, besides the one from the best candidate.
+    #[arg(long, default_value_t = MatchOptions::default().tabu_starts)]
+    pub tabu_starts: usize,
     /// Seed of the shuffle hiding B's order and of the random restarts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -73,6 +80,8 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         gw_steps: args.gw_steps,
         trim_rounds: args.trim_rounds,
+        tabu_iters: args.tabu_iters,
+        tabu_starts: args.tabu_starts,
         ..MatchOptions::default()
     };
     let start = Instant::now();

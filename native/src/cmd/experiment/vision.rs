@@ -263,6 +263,8 @@ pub(super) fn score_with(
         } else {
             1
         },
+        // The tabu stage costs ~10 s per ImageNet-100 match: the final scores only.
+        match_tabu: last && cfg.spec.vision.match_tabu,
         seed,
         clamp,
     };
