@@ -5,7 +5,7 @@ rows). B = unit rows of  beta * A Q + (1 - beta) * G  (Q a random rotation, G Ga
 rows, centred and unit): a second "modality" that shares A's geometry to a degree set by
 beta. For each beta it prints the Pearson correlation of the two cosine kernels'
 off-diagonal entries (how much geometry is shared) and what `prh-native match` (hidden
-shuffle, entropic GW + FAQ + Procrustes + 2-opt) recovers: accuracy, and the matching
+shuffle, entropic GW + FAQ + Procrustes, tabu search from 6 December, 2-opt) recovers: accuracy, and the matching
 objective GW of the found pairing and of the true one. GW(truth) > GW(found) means the
 truth is not the objective's optimum (no solver could find it); GW(truth) < GW(found)
 means the solver stopped short. The last row is the real pair: TF-IDF of the classes'

@@ -51,7 +51,8 @@ pub struct VisionSpec {
     /// Random restarts of the pair-free matcher.
     pub match_restarts: usize,
     /// Run the matcher's tabu search stage (robust tabu search over pair swaps,
-    /// [`crate::measure::matching::tabu_search`]; ~10 s per ImageNet-100 match on 2 cores).
+    /// [`crate::measure::matching::tabu_search`]; +17 s per ImageNet-100 match, 49 -> 66 s
+    /// measured with training sharing the 2 cores).
     pub match_tabu: bool,
     /// Write the model and class-map exports of each objective's first seed.
     pub export: bool,

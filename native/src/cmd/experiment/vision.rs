@@ -263,7 +263,7 @@ pub(super) fn score_with(
         } else {
             1
         },
-        // The tabu stage costs ~10 s per ImageNet-100 match: the final scores only.
+        // The tabu stage costs ~17 s per ImageNet-100 match: the final scores only.
         match_tabu: last && cfg.spec.vision.match_tabu,
         seed,
         clamp,
