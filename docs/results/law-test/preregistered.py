@@ -43,9 +43,13 @@ MEASURES = {"vision": "scaling", "multilingual": "scaling-multilingual"}
 REGISTERED = os.path.join(HERE, "preregistered.json")
 
 
-def predictions(measure):
+def committed(measure):
+    """The committed 8-budget run of one measure."""
+    return json.load(open(os.path.join(RESULTS, MEASURES[measure], "results.json")))
+
+
+def predictions(base):
     """The registered numbers of one measure, from its committed 8-budget run."""
-    base = json.load(open(os.path.join(RESULTS, MEASURES[measure], "results.json")))
     ns, by, mean = curve(base["points"], "good")
     assert len(ns) == 8, ns
     fits, chosen = choose(mean, ns[-5:-1], ns[-1])
@@ -72,7 +76,7 @@ def predictions(measure):
 
 
 def predict():
-    reg = {m: predictions(m) for m in MEASURES}
+    reg = {m: predictions(committed(m)) for m in MEASURES}
     json.dump(reg, open(REGISTERED, "w"), indent=1)
     for m, r in reg.items():
         c = r["chosen"]
@@ -89,13 +93,13 @@ def score():
     reg = json.load(open(REGISTERED))
     for m in MEASURES:
         r = reg[m]
-        again = predictions(m)
+        base = committed(m)
+        again = predictions(base)
         for form in FORMS:
             for t in ("test_a", "test_b"):
                 assert abs(again["forms"][form][t] - r["forms"][form][t]) < 1e-6, (m, form, t)
         ext = json.load(open(os.path.join(HERE, m, "results.json")))
         ens, eby, emean = curve(ext["points"], "good")
-        base = json.load(open(os.path.join(RESULTS, MEASURES[m], "results.json")))
         ns, by, mean = curve(base["points"], "good")
         old = ns[-1]
         print(f"== {m} measure, good views (registered: {r['chosen']})")
