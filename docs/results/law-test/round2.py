@@ -41,7 +41,7 @@ def observed():
     """{samples: seeds}, {samples: mean} of good views on the vision measure, 10 budgets."""
     base = json.load(open(os.path.join(RESULTS, "scaling", "results.json")))
     r1 = json.load(open(os.path.join(HERE, "vision", "results.json")))
-    ns, by, _ = curve(base["points"], "good")
+    _, by, _ = curve(base["points"], "good")
     _, by1, _ = curve(r1["points"], "good")
     # Round 1 reproduced 131,072 exactly; refuse to merge two curves that disagree.
     assert by1[131072.0] == by[131072.0], (by1[131072.0], by[131072.0])
