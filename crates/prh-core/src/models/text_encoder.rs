@@ -383,6 +383,70 @@ impl<B: Backend> TextEncoder<B> {
         let vocab = logits.dims()[1];
         Ok(logits.reshape([n, l, vocab]))
     }
+
+    /// Summed next-token negative log-likelihood of the real targets (causal encoders
+    /// only): with `h_r` the hidden state at position `t` of sequence `i` and `y_r =
+    /// targets[i][t]` for every `t < targets[i].len()`,
+    /// `sum_r [logsumexp_v (W h_r + b)_v - (w_{y_r} . h_r + b_{y_r})]`, and the number of
+    /// such rows `m`. Equal to the log-softmax of [`Self::lm_logits`] gathered at the
+    /// targets and summed over non-pad positions, but only the `m` real rows are
+    /// projected to the vocabulary and the target logit is read from `m` rows of `W`:
+    /// padding, and the vocabulary-sized scatter of a gather's backward, cost nothing in
+    /// the `[m, vocab]` product that dominates a bag-of-embeddings step.
+    ///
+    /// # Shapes
+    /// `ids` `[n, L]`, `pad` `[n, L]`, `targets` n rows of at most `min(L, max_len)` ids
+    /// each -> (`[1]`, m).
+    pub fn lm_nll(
+        &self,
+        ids: Tensor<B, 2, Int>,
+        pad: Tensor<B, 2, Bool>,
+        targets: &[&[u32]],
+    ) -> Result<(Tensor<B, 1>, usize)> {
+        let head = self
+            .lm_head
+            .as_ref()
+            .ok_or_else(|| Error::invalid("lm_nll: this encoder has no LM head (not causal)"))?;
+        let device = ids.device();
+        let (rows, n, l) = self.hidden_rows(ids, pad);
+        if targets.len() != n {
+            return Err(Error::invalid(format!(
+                "lm_nll: {} target rows for {n} sequences",
+                targets.len()
+            )));
+        }
+        let mut at = Vec::new();
+        let mut ys = Vec::new();
+        for (i, row) in targets.iter().enumerate() {
+            if row.len() > l {
+                return Err(Error::invalid(format!(
+                    "lm_nll: sequence {i} has {} targets for {l} positions",
+                    row.len()
+                )));
+            }
+            at.extend((0..row.len()).map(|t| (i * l + t) as i64));
+            ys.extend(row.iter().map(|&y| i64::from(y)));
+        }
+        let m = at.len();
+        if m == 0 {
+            return Ok((Tensor::zeros([1], &device), 0));
+        }
+        let at = Tensor::<B, 1, Int>::from_ints(at.as_slice(), &device);
+        let ys = Tensor::<B, 1, Int>::from_ints(ys.as_slice(), &device);
+        let h = rows.select(0, at); // (m, d)
+        let logits = head.forward(h.clone()); // (m, vocab)
+        // logsumexp with the row max as shift; the shift is a constant of the gradient
+        // (logsumexp is shift-invariant), so it is detached.
+        let shift = logits.clone().detach().max_dim(1); // (m, 1)
+        let lse = (logits - shift.clone()).exp().sum_dim(1).log() + shift; // (m, 1)
+        // The target logit w_y . h + b_y from the head's rows (weight is [d, vocab]).
+        let w_y = head.weight.val().transpose().select(0, ys.clone()); // (m, d)
+        let mut picked = (h * w_y).sum_dim(1); // (m, 1)
+        if let Some(b) = &head.bias {
+            picked = picked + b.val().select(0, ys).unsqueeze_dim::<2>(1);
+        }
+        Ok(((lse - picked).sum(), m))
+    }
 }
 
 #[cfg(test)]
@@ -405,7 +469,7 @@ mod tests {
         }
     }
 
-    fn ids(rows: &[&[i64]], len: usize) -> (Tensor<NdArray, 2, Int>, Tensor<NdArray, 2, Bool>) {
+    fn ids<B: Backend>(rows: &[&[i64]], len: usize) -> (Tensor<B, 2, Int>, Tensor<B, 2, Bool>) {
         let device = Default::default();
         let mut v = Vec::new();
         let mut p = Vec::new();
@@ -462,6 +526,86 @@ mod tests {
             .fold(0.0, f32::max);
         assert!(diff < 1e-5, "prefix hidden states changed by {diff}");
         assert_eq!(enc.lm_logits(a, pa).unwrap().dims(), [1, 4, 30]);
+    }
+
+    /// `lm_nll` against the reference it replaces (log-softmax of the full logits,
+    /// gathered at the targets, summed over non-pad positions), on a ragged batch:
+    /// equal to float rounding (1e-4 relative), and so are the gradients of every
+    /// parameter (1e-4 absolute, values of order 1e-2).
+    #[test]
+    fn lm_nll_equals_the_full_log_softmax() {
+        use burn::backend::Autodiff;
+        type A = Autodiff<NdArray>;
+        let device = Default::default();
+        for layers in [0, 2] {
+            let mut s = spec(true, false);
+            s.layers = layers;
+            let enc: TextEncoder<A> = s.init(&device).unwrap();
+            let inputs: [&[i64]; 3] = [&[2, 6, 7, 8], &[2, 9], &[2, 11, 12]];
+            let targets: [&[u32]; 3] = [&[6, 7, 8, 3], &[9, 4], &[11, 12, 5]];
+            let (a, pa) = ids(&inputs, 4);
+            let (nll, m) = enc.lm_nll(a.clone(), pa.clone(), &targets).unwrap();
+            assert_eq!(m, 9);
+            // Reference.
+            let logp = burn::tensor::activation::log_softmax(enc.lm_logits(a, pa).unwrap(), 2);
+            let mut tg = Vec::new();
+            let mut keep = Vec::new();
+            for t in targets {
+                for j in 0..4 {
+                    tg.push(i64::from(*t.get(j).unwrap_or(&0)));
+                    keep.push(if j < t.len() { 1.0f32 } else { 0.0 });
+                }
+            }
+            let tg = Tensor::<A, 1, Int>::from_ints(tg.as_slice(), &device).reshape([3, 4, 1]);
+            let keep = Tensor::<A, 1>::from_floats(keep.as_slice(), &device).reshape([3, 4]);
+            let reference = (logp.gather(2, tg).squeeze_dim::<2>(2) * keep).sum().neg();
+            let (x, y) = (nll.clone().into_scalar(), reference.clone().into_scalar());
+            assert!(
+                (x - y).abs() <= 1e-4 * y.abs(),
+                "layers {layers}: {x} vs {y}"
+            );
+            let (g1, g2) = (nll.backward(), reference.backward());
+            let grads = |g: &<A as burn::tensor::backend::AutodiffBackend>::Gradients| {
+                let mut out = Vec::new();
+                for p in [
+                    enc.tokens.weight.val(),
+                    enc.lm_head.as_ref().unwrap().weight.val(),
+                ] {
+                    out.extend(p.grad(g).unwrap().into_data().to_vec::<f32>().unwrap());
+                }
+                out.extend(
+                    enc.lm_head
+                        .as_ref()
+                        .unwrap()
+                        .bias
+                        .as_ref()
+                        .unwrap()
+                        .val()
+                        .grad(g)
+                        .unwrap()
+                        .into_data()
+                        .to_vec::<f32>()
+                        .unwrap(),
+                );
+                out
+            };
+            let (a1, a2) = (grads(&g1), grads(&g2));
+            let worst = a1
+                .iter()
+                .zip(&a2)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0, f32::max);
+            assert!(
+                worst <= 1e-4,
+                "layers {layers}: gradients differ by {worst}"
+            );
+        }
+        let enc: TextEncoder<NdArray> = spec(false, false).init(&device).unwrap();
+        let (a, pa) = ids(&[&[2, 6]], 2);
+        assert!(enc.lm_nll(a.clone(), pa.clone(), &[&[6, 3]]).is_err());
+        let enc: TextEncoder<NdArray> = spec(true, false).init(&device).unwrap();
+        assert!(enc.lm_nll(a.clone(), pa.clone(), &[&[6, 3, 4]]).is_err());
+        assert!(enc.lm_nll(a, pa, &[]).is_err());
     }
 
     #[test]

@@ -20,7 +20,6 @@ use crate::train::config::LossConfig;
 use crate::train::config::OptimConfig;
 use crate::train::config::RunConfig;
 use burn::prelude::*;
-use burn::tensor::activation::log_softmax;
 use burn::tensor::backend::AutodiffBackend;
 use rand::Rng;
 use rand::seq::index::sample;
@@ -665,19 +664,10 @@ impl TextTask {
         let inputs: Vec<&[u32]> = seqs.iter().map(|s| &s[..s.len() - 1]).collect();
         let targets: Vec<&[u32]> = seqs.iter().map(|s| &s[1..]).collect();
         let pin = pad_rows(&inputs, None, self.tokenizer.pad);
-        let ptg = pad_rows(&targets, None, self.tokenizer.pad);
         let (ids, pad) = padded_tensors::<B>(&pin, device);
-        let (tgt, tpad) = padded_tensors::<B>(&ptg, device);
-        // 2. Forward.
-        let logits = model.lm_logits(ids, pad)?; // (n, L, V)
-        // 3. Cross-entropy over real targets.
-        let logp = log_softmax(logits, 2)
-            .gather(2, tgt.unsqueeze_dim::<3>(2))
-            .squeeze_dim::<2>(2); // (n, L)
-        let keep = tpad.bool_not().float();
-        let count = keep.clone().sum();
-        let nll = (logp * keep).sum().neg();
-        let items = ptg.pad.iter().filter(|p| !**p).count();
+        // 2-3. Forward and cross-entropy over the real targets only.
+        let (nll, items) = model.lm_nll(ids, pad, &targets)?;
+        let count = Tensor::from_floats([items as f32], device);
         Ok((nll, count, items))
     }
 }
