@@ -276,14 +276,13 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
     let bi = Bilingual::load(&cfg, &source, &dir)?;
     bi.save_tokenizers(&spec.langs, &out)?;
     let (n_fit, n_test) = (bi.n_fit, bi.n_test);
-    let base = cfg.train_config(&source, ViewKind::Good, 0, &spec.langs[0])?;
     eprintln!(
-        "{}: {} objectives x {} seeds x 2 languages, {} steps each on {} training images; \
+        "{}: {} objectives x {} seeds x 2 languages, {} each on {} training images; \
          probes {n_fit} {} + {n_test} {} images",
         spec.name,
         spec.objectives.len(),
         spec.seeds.len(),
-        base.run.steps,
+        cfg.describe_steps(&source)?,
         bi.corpora[0].groups.len(),
         spec.fit_split,
         spec.test_split
@@ -513,6 +512,11 @@ fn write_report(
     let header = ResultsHeader::new(&spec.name, source, &args.device, wall_s);
     let body = serde_json::json!({
         "langs": spec.langs,
+        "objective_steps": cfg
+            .steps_per_objective(source)?
+            .iter()
+            .map(|(o, s)| (o.label().to_string(), *s))
+            .collect::<std::collections::BTreeMap<_, _>>(),
         "n_fit": n_fit,
         "n_test": n_test,
         "k": spec.k,
@@ -523,17 +527,14 @@ fn write_report(
     });
     write_results(out, &header, &body)?;
     let plot_files = write_plots(cfg, out, runs)?;
-    let steps = runs
-        .first()
-        .and_then(|r| r.curve.last())
-        .map_or(0, |p| p.step);
+    let steps = cfg.describe_steps(source)?;
     let md = report_md(
         args,
         cfg,
         &header,
         &summaries,
         &plot_files,
-        steps,
+        &steps,
         (n_fit, n_test),
     );
     write_file(&out.join("report.md"), md)?;
@@ -552,7 +553,7 @@ fn report_md(
     header: &ResultsHeader,
     summaries: &[Summary],
     plot_files: &[String],
-    steps: usize,
+    steps: &str,
     (n_fit, n_test): (usize, usize),
 ) -> String {
     let spec = &cfg.spec;
@@ -574,7 +575,7 @@ fn report_md(
     let mut md = format!(
         "# {}\n\nCommand: `{command}`  \nConfig: `{source}`{}  \nWall time: {wall_s:.0} s on `{}`.\n\n\
          Two encoders per objective and seed, one trained only on {a} captions, one only on {b}\n\
-         captions of the same images (never paired in training), {steps} steps each with the same\n\
+         captions of the same images (never paired in training), {steps} each with the same\n\
          architecture, data and batch. Alignment {a} vs {b} on the first caption of {n_test}\n\
          {} images; the rotation for R@1 is fit on {n_fit} {} images. Cells: mean ± std\n\
          [min, max] over {} seed(s) at the final step; \"null\" is mutual k-NN with the pairing\n\

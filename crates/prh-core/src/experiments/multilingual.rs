@@ -64,6 +64,12 @@ pub struct ExperimentSpec {
     pub vision: crate::experiments::vision::VisionSpec,
     /// `scaling`: the sample budgets.
     pub scaling: ScalingSpec,
+    /// Training steps of one objective in place of `[train] run.steps` (e.g.
+    /// `next-token = 800` while good and bad views train 8,192: a next-token step pays a
+    /// vocabulary-sized softmax, so its budget is set apart); it wins over `--set
+    /// train.run.steps`. `views-vision` and `views-multilingual` (`scaling` has
+    /// `scaling.objective_budgets`); their reports state each objective's steps.
+    pub objective_steps: std::collections::BTreeMap<ViewKind, usize>,
     /// Two JSONL corpora (`{"id", "texts": [...]}` a line), one per side, with `{split}`
     /// standing for the split name (`fit_split`, `test_split`, `[train] data.train_split`),
     /// e.g. `["my/en.{split}.jsonl", "my/fr.{split}.jsonl"]`; groups are matched by id.
@@ -169,6 +175,7 @@ impl Default for ExperimentSpec {
             export: false,
             vision: Default::default(),
             scaling: Default::default(),
+            objective_steps: Default::default(),
             tfidf_features: 2048,
             ablation: Vec::new(),
             corpora: Vec::new(),
@@ -264,6 +271,13 @@ impl ExperimentConfig {
                 "expected good and/or bad: next-token has no closed-form encoder",
             ));
         }
+        if let Some((kind, _)) = spec.objective_steps.iter().find(|(_, s)| **s == 0) {
+            return Err(Error::format(
+                source,
+                format!("experiment.objective_steps.{}", kind.label()),
+                "expected at least 1 step",
+            ));
+        }
         let train_toml =
             toml::to_string(&train).map_err(|e| Error::format(source, "train", e.to_string()))?;
         let cfg = Self {
@@ -277,7 +291,8 @@ impl ExperimentConfig {
     }
 
     /// The training config of one run: the shared `[train]` table with `run.objective`,
-    /// `run.seed` and `data.lang` set.
+    /// `run.seed` and `data.lang` set, and `run.steps` from `objective_steps` where it
+    /// names the objective.
     pub fn train_config(
         &self,
         source: &str,
@@ -290,7 +305,35 @@ impl ExperimentConfig {
         sets.push(format!("run.objective=\"{obj}\""));
         sets.push(format!("run.seed={seed}"));
         sets.push(format!("data.lang=\"{lang}\""));
+        if let Some(steps) = self.spec.objective_steps.get(&objective) {
+            sets.push(format!("run.steps={steps}"));
+        }
         TrainConfig::from_toml(source, &self.train_toml, &sets)
+    }
+
+    /// Each objective's training steps, in `objectives` order.
+    pub fn steps_per_objective(&self, source: &str) -> Result<Vec<(ViewKind, usize)>> {
+        let lang = &self.spec.langs[0];
+        self.spec
+            .objectives
+            .iter()
+            .map(|&o| Ok((o, self.train_config(source, o, 0, lang)?.run.steps)))
+            .collect()
+    }
+
+    /// The steps in words: `"800 steps"` when every objective trains as many, else
+    /// `"good 8192, bad 8192, next-token 800 steps"`.
+    pub fn describe_steps(&self, source: &str) -> Result<String> {
+        let per = self.steps_per_objective(source)?;
+        Ok(if per.windows(2).all(|w| w[0].1 == w[1].1) {
+            format!("{} steps", per.first().map_or(0, |p| p.1))
+        } else {
+            let parts: Vec<String> = per
+                .iter()
+                .map(|(o, s)| format!("{} {s}", o.label()))
+                .collect();
+            format!("{} steps", parts.join(", "))
+        })
     }
 }
 
@@ -644,6 +687,28 @@ mod tests {
         assert_eq!(
             (t.run.objective, t.data.lang.as_str()),
             (ViewKind::NextToken, "de")
+        );
+        // Per-objective steps win over `[train] run.steps` (and its --set) for that
+        // objective only; the description says so; 0 steps is refused naming the field.
+        let sets = vec![
+            "train.run.steps=7".to_string(),
+            "experiment.objective_steps.next-token=3".to_string(),
+        ];
+        let per = ExperimentConfig::from_toml("x.toml", text, &sets).unwrap();
+        let steps = |kind| per.train_config("x.toml", kind, 0, "en").unwrap().run.steps;
+        assert_eq!((steps(ViewKind::Good), steps(ViewKind::NextToken)), (7, 3));
+        assert_eq!(
+            per.describe_steps("x.toml").unwrap(),
+            "good 7, bad 7, next-token 3 steps"
+        );
+        assert_eq!(cfg.describe_steps("x.toml").unwrap(), "7 steps");
+        let e =
+            ExperimentConfig::from_toml("x.toml", "[experiment.objective_steps]\nbad = 0\n", &[])
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("x.toml") && e.contains("experiment.objective_steps.bad"),
+            "{e}"
         );
         let e = ExperimentConfig::from_toml("x.toml", "[oops]\n", &[]).unwrap_err();
         assert!(

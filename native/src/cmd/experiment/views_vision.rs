@@ -40,13 +40,13 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     let out = out_dir(args)?;
     let data = load(args, &cfg, &source, &dir)?;
     let base = cfg.train_config(&source, ViewKind::Good, 0, "en")?;
+    let steps = cfg.describe_steps(&source)?;
     eprintln!(
-        "{}: {} objectives x {} seeds, {} steps of batch {} on {} groups ({} WordNet synsets, \
+        "{}: {} objectives x {} seeds, {steps} of batch {} on {} groups ({} WordNet synsets, \
          {} ImageNet synsets left out, {} Multi30k images); probes: 1,000 class texts",
         spec.name,
         spec.objectives.len(),
         spec.seeds.len(),
-        base.run.steps,
         base.views.batch_size,
         data.groups.len(),
         data.counts.0,
@@ -82,6 +82,11 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "imagenet_synsets_left_out": data.counts.1,
         "multi30k_images": data.counts.2,
         "steps": base.run.steps,
+        "objective_steps": cfg
+            .steps_per_objective(&source)?
+            .iter()
+            .map(|(o, s)| (o.label().to_string(), *s))
+            .collect::<std::collections::BTreeMap<_, _>>(),
         "batch_size": base.views.batch_size,
         "k": spec.k,
         "summary": rows.iter().map(|(l, v)| serde_json::json!({"row": l, "stats": v})).collect::<Vec<_>>(),
@@ -89,15 +94,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     });
     write_results(&out, &header, &body)?;
     let plot_files = write_plots(&cfg, &out, &runs)?;
-    let md = report_md(
-        args,
-        &header,
-        &cfg,
-        &data,
-        &rows,
-        &plot_files,
-        base.run.steps,
-    );
+    let md = report_md(args, &header, &cfg, &data, &rows, &plot_files, &steps);
     let p = out.join("report.md");
     write_file(&p, md)?;
     eprintln!(
@@ -359,13 +356,13 @@ fn report_md(
     data: &super::vision::VisionData,
     rows: &[(String, serde_json::Value)],
     plots: &[String],
-    steps: usize,
+    steps: &str,
 ) -> String {
     let spec = &cfg.spec;
     let (command, source, wall_s) = (&header.command, &header.config_source, header.wall_s);
     let mut md = format!(
         "# {}\n\nCommand: `{command}`  \nConfig: `{source}`  \nWall time: {wall_s:.0} s on `{}`.\n\n\
-         Text encoders (same architecture, data and {steps} steps per objective) trained on {} \
+         Text encoders (same architecture and data; {steps}) trained on {} \
          WordNet 3.0 noun synsets (lemmas / definition / examples as the texts of one concept; \
          the {} ImageNet-1k class synsets are {} training) and {} English Multi30k images (5 \
          captions each). Each embeds the 1,000 ImageNet class texts `\"lemmas: definition\"`; \
