@@ -11,7 +11,11 @@
 #   web/assets/demo_vision.prh.safetensors,  the views-vision experiment's good-view text
 #   web/assets/demo_vision.imagenet.safetensors encoder and its ImageNet class vectors (the
 #                                           Checkpoint lab's nearest-classes demo), copied
-#                                           from docs/results/views-vision/export.
+#                                           from the export of views-vision's seed-0 good
+#                                           views (8,192 steps): `prh-native experiment
+#                                           views-vision --out OUT --data ../shared/data
+#                                           --set 'experiment.objectives=["good"]' --set
+#                                           'experiment.seeds=[0]'`, then --vision OUT/export.
 #   web/assets/demo_multi_en.npy, demo_multi_de.npy  the views-multilingual experiment's
 #                                           good-view en and de encoders (trained apart)
 #                                           on the 1,000 test_2016 images (Alignment lab),

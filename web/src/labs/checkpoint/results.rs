@@ -61,7 +61,7 @@ fn encoder_caption(r: &Embedded) -> String {
     if r.encoder == DEMO_BUNDLE {
         "The demo encoder is a bag of word embeddings (128-d, 800 CPU steps of 128 Multi30k images, the views-multilingual recipe; caption 1 vs caption 2 of 300 test images: mutual 10-NN 0.31): small, so expect only some captions of a scene to find each other — drop in a bigger export to compare.".into()
     } else if r.encoder == DEMO_VISION.0 {
-        "This is the views-vision experiment's good-view encoder (a bag of word embeddings, 128-d, 800 steps on WordNet glosses and Multi30k captions, 8,000-token vocabulary; mutual 10-NN 0.17 with EfficientNet-Lite0's class vectors, ImageNet-100 R@5 0.74): small, so expect the nearest classes to be right for plain everyday words, not for rare ones.".into()
+        "This is the views-vision experiment's good-view encoder (a bag of word embeddings, 128-d, 8,192 steps on WordNet glosses and Multi30k captions, 8,000-token vocabulary; mutual 10-NN 0.25 with EfficientNet-Lite0's class vectors, ImageNet-100 R@5 0.85): small, so expect the nearest classes to be right for plain everyday words, not for rare ones.".into()
     } else {
         format!("This encoder ({}): {}.", r.encoder, r.model)
     }
