@@ -52,13 +52,15 @@ def observed():
     return ns, by, {n: sum(v) / len(v) for n, v in by.items()}
 
 
-def predictions():
-    ns, by, mean = observed()
+def predictions(obs=None, test=TEST_D):
+    """The round's registration: on the curve `obs` (`observed()`'s), the form chosen on its
+    last budget and every form's prediction at `test` samples, fitted on the last 4."""
+    ns, by, mean = obs or observed()
     val = ns[-1]
     fits, chosen = choose(mean, ns[-5:-1], val)
     forms = {}
     for form in FORMS:
-        p, pd = fit_predict(form, mean, ns[-4:], TEST_D)
+        p, pd = fit_predict(form, mean, ns[-4:], test)
         forms[form] = {
             "validation_prediction": round(fits[form][1], 6),
             "validation_error": round(fits[form][2], 6),
@@ -71,14 +73,14 @@ def predictions():
         "validation": {"samples": int(val), "observed": round(mean[val], 6), "seeds": by[val]},
         "fit_on": [int(v) for v in ns[-4:]],
         "chosen": chosen,
-        "test_d_samples": int(TEST_D),
+        "test_d_samples": int(test),
         "forms": forms,
     }
 
 
-def predict():
-    r = predictions()
-    json.dump(r, open(REGISTERED, "w"), indent=1)
+def predict(r=None, registered=REGISTERED):
+    r = r or predictions()
+    json.dump(r, open(registered, "w"), indent=1)
     c = r["chosen"]
     print(
         f"vision: chosen {c} on {r['validation']['samples']} (errors "
@@ -88,26 +90,28 @@ def predict():
         + ", ".join(f"{f} {v['test_d']:.4f}" for f, v in r["forms"].items() if f != c)
         + ")"
     )
-    print(f"wrote {os.path.relpath(REGISTERED)}")
+    print(f"wrote {os.path.relpath(registered)}")
 
 
-def score():
-    r = json.load(open(REGISTERED))
-    again = predictions()
+def score(again=None, registered=REGISTERED, run="round2", test=TEST_D):
+    """Checks the registration `registered` equals `again` (recomputed), then scores it
+    against the seeds of `run`/results.json at `test` samples."""
+    r = json.load(open(registered))
+    again = again or predictions()
     for form in FORMS:
         assert abs(again["forms"][form]["test_d"] - r["forms"][form]["test_d"]) < 1e-6, form
-    new = json.load(open(os.path.join(HERE, "round2", "results.json")))
+    new = json.load(open(os.path.join(HERE, run, "results.json")))
     _, by, mean = curve(new["points"], "good")
-    seeds = by[TEST_D]
+    seeds = by[test]
     lo, hi = min(seeds), max(seeds)
     print(f"== vision measure, good views (registered: {r['chosen']})")
-    print(f"test D: {int(TEST_D)} samples observed {mean[TEST_D]:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
+    print(f"test D: {int(test)} samples observed {mean[test]:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
     for form in FORMS:
         pred = r["forms"][form]["test_d"]
         inside = lo <= pred <= hi
         mark = " (registered)" if form == r["chosen"] else ""
         print(
-            f"  {form:8s} predicted {pred:.4f} (error {pred - mean[TEST_D]:+.4f}): "
+            f"  {form:8s} predicted {pred:.4f} (error {pred - mean[test]:+.4f}): "
             f"{'within' if inside else 'outside'} the seed range{mark}"
         )
 
