@@ -260,7 +260,10 @@ export async function checkpointDetails(t) {
   const explain = await page.$eval("#classes-table", (e) => e.closest(".card").textContent);
   // The R@1 the experiment measured, as the asset's `fit` metadata records it.
   const fit = JSON.parse(t.readSafetensors(join(t.DIST, "assets/demo_vision.imagenet.safetensors")).metadata.fit);
-  check(al.r1 === fit.r1_t2i_imagenet100 && al.r1 > 0 && al.chance === 0.01 && ch.mean > 0 && ch.mean < 1 && ch.std > 0 && !explain.includes("agree up to a rotation."), `item 10: the classes card shows the measured R@1 ${al.r1} beside chance ${al.chance}, the chance top score ${ch.mean.toFixed(3)} ± ${ch.std.toFixed(3)}, and no unconditional "agree up to a rotation"`);
+  // The verdict follows the measured R@1 (results.rs: "largely agree up to a rotation" from
+  // R@1 0.5, "only in part" above twice chance), never an unconditional "agree up to a rotation".
+  const verdictOk = al.r1 >= 0.5 ? explain.includes("largely agree up to a rotation.") : !explain.includes("agree up to a rotation.");
+  check(al.r1 === fit.r1_t2i_imagenet100 && al.r1 > 0 && al.chance === 0.01 && ch.mean > 0 && ch.mean < 1 && ch.std > 0 && verdictOk, `item 10: the classes card shows the measured R@1 ${al.r1} beside chance ${al.chance}, the chance top score ${ch.mean.toFixed(3)} ± ${ch.std.toFixed(3)}, and a verdict that follows R@1 (no unconditional "agree up to a rotation")`);
   // Centred cosines: each shown score equals the cosine of the rows minus their mean.
   await page.click("#centre-cosines");
   await page.waitForFunction(() => document.querySelector("#neighbours th:nth-child(3)")?.textContent.includes("centred"), { timeout: 5000 }).catch(() => null);
