@@ -93,7 +93,7 @@ def predict(r=None, registered=REGISTERED):
     print(f"wrote {os.path.relpath(registered)}")
 
 
-def score(again=None, registered=REGISTERED, run="round2", test=TEST_D):
+def score(again=None, registered=REGISTERED, run="round2", test=TEST_D, label="test D"):
     """Checks the registration `registered` equals `again` (recomputed), then scores it
     against the seeds of `run`/results.json at `test` samples."""
     r = json.load(open(registered))
@@ -105,7 +105,7 @@ def score(again=None, registered=REGISTERED, run="round2", test=TEST_D):
     seeds = by[test]
     lo, hi = min(seeds), max(seeds)
     print(f"== vision measure, good views (registered: {r['chosen']})")
-    print(f"test D: {int(test)} samples observed {mean[test]:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
+    print(f"{label}: {int(test)} samples observed {mean[test]:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
     for form in FORMS:
         pred = r["forms"][form]["test_d"]
         inside = lo <= pred <= hi

@@ -53,4 +53,4 @@ if __name__ == "__main__":
     if what == "predict":
         round2.predict(r, REGISTERED)
     else:
-        round2.score(r, REGISTERED, "round3", TEST_E)
+        round2.score(r, REGISTERED, "round3", TEST_E, "test E")
