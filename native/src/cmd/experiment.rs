@@ -512,11 +512,7 @@ fn write_report(
     let header = ResultsHeader::new(&spec.name, source, &args.device, wall_s);
     let body = serde_json::json!({
         "langs": spec.langs,
-        "objective_steps": cfg
-            .steps_per_objective(source)?
-            .iter()
-            .map(|(o, s)| (o.label().to_string(), *s))
-            .collect::<std::collections::BTreeMap<_, _>>(),
+        "objective_steps": cfg.steps_by_label(source)?,
         "n_fit": n_fit,
         "n_test": n_test,
         "k": spec.k,

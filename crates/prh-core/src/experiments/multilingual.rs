@@ -321,6 +321,19 @@ impl ExperimentConfig {
             .collect()
     }
 
+    /// Each objective's training steps keyed by its label, as results.json's
+    /// `objective_steps` records them: `{"good": 8192, "next-token": 800}`.
+    pub fn steps_by_label(
+        &self,
+        source: &str,
+    ) -> Result<std::collections::BTreeMap<String, usize>> {
+        Ok(self
+            .steps_per_objective(source)?
+            .into_iter()
+            .map(|(o, s)| (o.label().to_string(), s))
+            .collect())
+    }
+
     /// The steps in words: `"800 steps"` when every objective trains as many, else
     /// `"good 8192, bad 8192, next-token 800 steps"`.
     pub fn describe_steps(&self, source: &str) -> Result<String> {
@@ -702,6 +715,15 @@ mod tests {
             "good 7, bad 7, next-token 3 steps"
         );
         assert_eq!(cfg.describe_steps("x.toml").unwrap(), "7 steps");
+        let by_label = per.steps_by_label("x.toml").unwrap();
+        let want = [("bad", 7), ("good", 7), ("next-token", 3)];
+        assert_eq!(
+            by_label
+                .iter()
+                .map(|(k, v)| (k.as_str(), *v))
+                .collect::<Vec<_>>(),
+            want
+        );
         let e =
             ExperimentConfig::from_toml("x.toml", "[experiment.objective_steps]\nbad = 0\n", &[])
                 .unwrap_err()

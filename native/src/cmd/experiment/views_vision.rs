@@ -82,11 +82,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
         "imagenet_synsets_left_out": data.counts.1,
         "multi30k_images": data.counts.2,
         "steps": base.run.steps,
-        "objective_steps": cfg
-            .steps_per_objective(&source)?
-            .iter()
-            .map(|(o, s)| (o.label().to_string(), *s))
-            .collect::<std::collections::BTreeMap<_, _>>(),
+        "objective_steps": cfg.steps_by_label(&source)?,
         "batch_size": base.views.batch_size,
         "k": spec.k,
         "summary": rows.iter().map(|(l, v)| serde_json::json!({"row": l, "stats": v})).collect::<Vec<_>>(),
