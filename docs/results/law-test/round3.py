@@ -36,15 +36,20 @@ REGISTERED = os.path.join(HERE, "round3.json")
 TEST_E = 2_097_152.0
 
 
+def extend(obs, run, n):
+    """The curve `obs` (ns, {samples: seeds}, {samples: mean}) with budget `n`'s seeds from
+    law-test/<run>/results.json added: a round's curve is the last round's plus its test."""
+    _, by, _ = obs
+    new = json.load(open(os.path.join(HERE, run, "results.json")))
+    by[n] = curve(new["points"], "good")[1][n]
+    return sorted(by), by, {m: sum(v) / len(v) for m, v in by.items()}
+
+
 def observed():
     """{samples: seeds}, {samples: mean}: round 2's 10 budgets and its 1,048,576 samples."""
-    ns, by, _ = round2.observed()
-    r2 = json.load(open(os.path.join(HERE, "round2", "results.json")))
-    _, by2, _ = curve(r2["points"], "good")
-    by[round2.TEST_D] = by2[round2.TEST_D]
-    ns = sorted(by)
-    assert len(ns) == 11, ns
-    return ns, by, {n: sum(v) / len(v) for n, v in by.items()}
+    obs = extend(round2.observed(), "round2", round2.TEST_D)
+    assert len(obs[0]) == 11, obs[0]
+    return obs
 
 
 if __name__ == "__main__":

@@ -51,13 +51,9 @@ LINES = (2, 3, 4)
 
 def observed():
     """{samples: seeds}, {samples: mean}: round 3's 11 budgets and its 2,097,152 samples."""
-    ns, by, _ = round3.observed()
-    r3 = json.load(open(os.path.join(HERE, "round3", "results.json")))
-    _, by3, _ = curve(r3["points"], "good")
-    by[round3.TEST_E] = by3[round3.TEST_E]
-    ns = sorted(by)
-    assert len(ns) == 12, ns
-    return ns, by, {n: sum(v) / len(v) for n, v in by.items()}
+    obs = round3.extend(round3.observed(), "round3", round3.TEST_E)
+    assert len(obs[0]) == 12, obs[0]
+    return obs
 
 
 def lines(obs, test):
