@@ -1,0 +1,81 @@
+"""The law test's record: every registered prediction beside what trained (issue 20).
+
+One row per registered test of rounds 1-4 (preregistered.py, round2.py, round3.py,
+round4.py): the measure, the budget predicted, the form the procedure chose on validation,
+its prediction, the observed seed mean and range, the error, and whether the prediction lies
+within the seed range (issue 20's "predicts the 5th within the seed spread"). Only the
+procedure's choice is scored here; each round's own `score` prints every form and, for
+round 4, the registered straight-line comparisons. A round whose run is not in the folder
+yet is listed as such. Run (no training; from any folder):
+  python3 -B docs/results/law-test/record.py
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import preregistered  # noqa: E402
+import round2  # noqa: E402
+import round3  # noqa: E402
+import round4  # noqa: E402
+from law_forms import choose, curve, fit_predict  # noqa: E402  (on the path via round2)
+
+
+def seeds(run, n):
+    """The seeds at `n` samples in law-test/<run>/results.json, or None before it trained."""
+    path = os.path.join(HERE, run, "results.json")
+    if not os.path.exists(path):
+        return None
+    return curve(json.load(open(path))["points"], "good")[1].get(n)
+
+
+def rows():
+    """(round, measure, test, samples, form, predicted, seeds or None)."""
+    out = []
+    reg = json.load(open(preregistered.REGISTERED))
+    for m in preregistered.MEASURES:
+        r = reg[m]
+        a, b = float(r["test_a_samples"]), float(r["test_b_samples"])
+        c = r["chosen"]
+        out.append((1, m, "A", a, c, r["forms"][c]["test_a"], seeds(m, a)))
+        out.append((1, m, "B", b, c, r["forms"][c]["test_b"], seeds(m, b)))
+        # Test C as preregistered.py fixed it: choose again on a, refit on the last 3 + a.
+        ns, _, mean = curve(preregistered.committed(m)["points"], "good")
+        ext = seeds(m, a)
+        mean[a] = sum(ext) / len(ext)
+        _, chosen = choose(mean, ns[-4:], a)
+        _, pred = fit_predict(chosen, mean, ns[-3:] + [a], b)
+        out.append((1, m, "C", b, chosen, pred, seeds(m, b)))
+    for k, (module, run, test, label) in enumerate(
+        (
+            (round2, "round2", round2.TEST_D, "D"),
+            (round3, "round3", round3.TEST_E, "E"),
+            (round4, "round4", round4.TEST_F, "F"),
+        ),
+        start=2,
+    ):
+        r = json.load(open(module.REGISTERED))
+        c = r["chosen"]
+        out.append((k, "vision", label, test, c, r["forms"][c]["test_d"], seeds(run, test)))
+    return out
+
+
+def main():
+    print("| round | measure | test | samples | form chosen on validation | predicted | observed mean [seed range] | error | within |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    hits = done = 0
+    for k, m, t, n, form, pred, s in rows():
+        head = f"| {k} | {m} | {t} | {int(n):,} | {form} | {pred:.4f} |"
+        if s is None:
+            print(head + " not trained yet | | |")
+            continue
+        mean, lo, hi = sum(s) / len(s), min(s), max(s)
+        inside = lo <= pred <= hi
+        done, hits = done + 1, hits + inside
+        print(head + f" {mean:.4f} [{lo:.4f}, {hi:.4f}] | {pred - mean:+.4f} | {'**yes**' if inside else 'no'} |")
+    print(f"\n{hits} of {done} scored tests within the seed range.")
+
+
+if __name__ == "__main__":
+    main()
