@@ -75,6 +75,19 @@ def predictions(base):
     }
 
 
+def test_c(base, emean, a, b):
+    """Test C as fixed before training: the form chosen again on `a` = 2 n_8 (its seed mean
+    `emean[a]`, fits on n_5..n_8 of the committed run `base`), then every form refitted on
+    n_6..n_8 and `a` predicts `b` = 4 n_8.
+    -> ({form: (params, prediction at a, |error|)}, chosen, fit budgets, {form: prediction at b})."""
+    ns, _, mean = curve(base["points"], "good")
+    merged = dict(mean)
+    merged[a] = emean[a]
+    fits, chosen = choose(merged, ns[-4:], a)
+    fit_ns = ns[-3:] + [a]
+    return fits, chosen, fit_ns, {form: fit_predict(form, merged, fit_ns, b)[1] for form in FORMS}
+
+
 def predict():
     reg = {m: predictions(committed(m)) for m in MEASURES}
     json.dump(reg, open(REGISTERED, "w"), indent=1)
@@ -99,8 +112,8 @@ def score():
             for t in ("test_a", "test_b"):
                 assert abs(again["forms"][form][t] - r["forms"][form][t]) < 1e-6, (m, form, t)
         ext = json.load(open(os.path.join(HERE, m, "results.json")))
-        ens, eby, emean = curve(ext["points"], "good")
-        ns, by, mean = curve(base["points"], "good")
+        _, eby, emean = curve(ext["points"], "good")
+        ns, by, _ = curve(base["points"], "good")
         old = ns[-1]
         print(f"== {m} measure, good views (registered: {r['chosen']})")
         same = eby[old] == by[old]
@@ -120,22 +133,18 @@ def score():
                     f"  {form:8s} predicted {pred:.4f} (error {pred - emean[n]:+.4f}): "
                     f"{'within' if inside else 'outside'} the seed range{mark}"
                 )
-        # test C: choose on a with fits on ns[-4:], refit on ns[-3:] + [a], predict b.
-        merged = dict(mean)
-        merged[a] = emean[a]
-        fits, chosen = choose(merged, ns[-4:], a)
+        fits, chosen, fit_ns, preds = test_c(base, emean, a, b)
         lo, hi = min(eby[b]), max(eby[b])
         print(
             f"test C: chosen on {int(a)}: {chosen} (errors "
             + ", ".join(f"{f} {v[2]:.4f}" for f, v in fits.items())
             + ")"
         )
-        for form in FORMS:
-            _, pred = fit_predict(form, merged, ns[-3:] + [a], b)
+        for form, pred in preds.items():
             inside = lo <= pred <= hi
             mark = " (chosen)" if form == chosen else ""
             print(
-                f"  {form:8s} fit on {[int(v) for v in ns[-3:] + [a]]}: predicts {pred:.4f} "
+                f"  {form:8s} fit on {[int(v) for v in fit_ns]}: predicts {pred:.4f} "
                 f"(error {pred - emean[b]:+.4f}): {'within' if inside else 'outside'} the seed range{mark}"
             )
 

@@ -13,21 +13,21 @@ import json
 import os
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import preregistered  # noqa: E402
 import round2  # noqa: E402
 import round3  # noqa: E402
 import round4  # noqa: E402
-from law_forms import choose, curve, fit_predict  # noqa: E402  (on the path via round2)
 
 
 def seeds(run, n):
     """The seeds at `n` samples in law-test/<run>/results.json, or None before it trained."""
-    path = os.path.join(HERE, run, "results.json")
-    if not os.path.exists(path):
+    if not os.path.exists(os.path.join(HERE, run, "results.json")):
         return None
-    return curve(json.load(open(path))["points"], "good")[1].get(n)
+    return round2.run_seeds(run).get(n)
 
 
 def rows():
@@ -40,13 +40,10 @@ def rows():
         c = r["chosen"]
         out.append((1, m, "A", a, c, r["forms"][c]["test_a"], seeds(m, a)))
         out.append((1, m, "B", b, c, r["forms"][c]["test_b"], seeds(m, b)))
-        # Test C as preregistered.py fixed it: choose again on a, refit on the last 3 + a.
-        ns, _, mean = curve(preregistered.committed(m)["points"], "good")
-        ext = seeds(m, a)
-        mean[a] = sum(ext) / len(ext)
-        _, chosen = choose(mean, ns[-4:], a)
-        _, pred = fit_predict(chosen, mean, ns[-3:] + [a], b)
-        out.append((1, m, "C", b, chosen, pred, seeds(m, b)))
+        # Test C as preregistered.py fixed it: chosen again on a, refitted on the last 3 + a.
+        emean = {a: float(np.mean(seeds(m, a)))}
+        _, chosen, _, preds = preregistered.test_c(preregistered.committed(m), emean, a, b)
+        out.append((1, m, "C", b, chosen, preds[chosen], seeds(m, b)))
     for k, (module, run, test, label) in enumerate(
         (
             (round2, "round2", round2.TEST_D, "D"),

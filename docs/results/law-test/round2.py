@@ -52,6 +52,11 @@ def observed():
     return ns, by, {n: sum(v) / len(v) for n, v in by.items()}
 
 
+def run_seeds(run):
+    """{samples: good views' mutual 10-NN per seed} of law-test/<run>/results.json."""
+    return curve(json.load(open(os.path.join(HERE, run, "results.json")))["points"], "good")[1]
+
+
 def predictions(obs=None, test=TEST_D):
     """The round's registration: on the curve `obs` (`observed()`'s), the form chosen on its
     last budget and every form's prediction at `test` samples, fitted on the last 4."""
@@ -100,18 +105,16 @@ def score(again=None, registered=REGISTERED, run="round2", test=TEST_D, label="t
     again = again or predictions()
     for form in FORMS:
         assert abs(again["forms"][form]["test_d"] - r["forms"][form]["test_d"]) < 1e-6, form
-    new = json.load(open(os.path.join(HERE, run, "results.json")))
-    _, by, mean = curve(new["points"], "good")
-    seeds = by[test]
-    lo, hi = min(seeds), max(seeds)
+    seeds = run_seeds(run)[test]
+    mean, lo, hi = sum(seeds) / len(seeds), min(seeds), max(seeds)
     print(f"== vision measure, good views (registered: {r['chosen']})")
-    print(f"{label}: {int(test)} samples observed {mean[test]:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
+    print(f"{label}: {int(test)} samples observed {mean:.4f} [{lo:.4f}, {hi:.4f}] (seeds {seeds})")
     for form in FORMS:
         pred = r["forms"][form]["test_d"]
         inside = lo <= pred <= hi
         mark = " (registered)" if form == r["chosen"] else ""
         print(
-            f"  {form:8s} predicted {pred:.4f} (error {pred - mean[test]:+.4f}): "
+            f"  {form:8s} predicted {pred:.4f} (error {pred - mean:+.4f}): "
             f"{'within' if inside else 'outside'} the seed range{mark}"
         )
 

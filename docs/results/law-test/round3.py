@@ -23,14 +23,12 @@ now includes 1,048,576 samples, its numbers registered here *before* 2,097,152 s
 Run (no training; from any folder):
   python3 -B docs/results/law-test/round3.py predict|score
 """
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import round2  # noqa: E402
-from law_forms import curve  # noqa: E402  (round2 put its folder on the path)
 
 REGISTERED = os.path.join(HERE, "round3.json")
 TEST_E = 2_097_152.0
@@ -40,8 +38,7 @@ def extend(obs, run, n):
     """The curve `obs` (ns, {samples: seeds}, {samples: mean}) with budget `n`'s seeds from
     law-test/<run>/results.json added: a round's curve is the last round's plus its test."""
     _, by, _ = obs
-    new = json.load(open(os.path.join(HERE, run, "results.json")))
-    by[n] = curve(new["points"], "good")[1][n]
+    by[n] = round2.run_seeds(run)[n]
     return sorted(by), by, {m: sum(v) / len(v) for m, v in by.items()}
 
 
