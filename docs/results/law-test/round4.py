@@ -67,20 +67,23 @@ def lines(obs, test):
     return out
 
 
-def predict():
-    obs = observed()
-    r = round2.predictions(obs, TEST_F)
-    r["comparisons"] = lines(obs, TEST_F)
-    round2.predict(r, REGISTERED)
+def predict(obs=None, test=TEST_F, registered=REGISTERED):
+    """Registers the procedure's choice and the line comparisons on the curve `obs` at `test`
+    samples (round 5 registers its round with this, on its own curve)."""
+    obs = obs or observed()
+    r = round2.predictions(obs, test)
+    r["comparisons"] = lines(obs, test)
+    round2.predict(r, registered)
     print("comparisons (not the registered choice): " + ", ".join(f"{k} {v:.4f}" for k, v in r["comparisons"].items()))
 
 
-def score():
-    obs = observed()
-    round2.score(round2.predictions(obs, TEST_F), REGISTERED, "round4", TEST_F, "test F")
-    r = json.load(open(REGISTERED))
-    again = lines(obs, TEST_F)
-    seeds = round2.run_seeds("round4")[TEST_F]
+def score(obs=None, test=TEST_F, registered=REGISTERED, run="round4", label="test F"):
+    """Scores `predict`'s registration against law-test/<run>'s seeds at `test` samples."""
+    obs = obs or observed()
+    round2.score(round2.predictions(obs, test), registered, run, test, label)
+    r = json.load(open(registered))
+    again = lines(obs, test)
+    seeds = round2.run_seeds(run)[test]
     mean, lo, hi = sum(seeds) / len(seeds), min(seeds), max(seeds)
     print("comparisons (registered, not the procedure's choice):")
     for k, pred in r["comparisons"].items():
