@@ -1,11 +1,11 @@
 """The law test's record: every registered prediction beside what trained (issue 20).
 
-One row per registered test of rounds 1-4 (preregistered.py, round2.py, round3.py,
-round4.py): the measure, the budget predicted, the form the procedure chose on validation,
+One row per registered test of rounds 1-5 (preregistered.py, round2.py, round3.py,
+round4.py, round5.py): the measure, the budget predicted, the form the procedure chose on validation,
 its prediction, the observed seed mean and range, the error, and whether the prediction lies
 within the seed range (issue 20's "predicts the 5th within the seed spread"). Only the
 procedure's choice is scored here; each round's own `score` prints every form and, for
-round 4, the registered straight-line comparisons. A round whose run is not in the folder
+rounds 4 and 5, the registered straight-line comparisons. A round whose run is not in the folder
 yet is listed as such. Run (no training; from any folder):
   python3 -B docs/results/law-test/record.py
 """
@@ -21,6 +21,7 @@ import preregistered  # noqa: E402
 import round2  # noqa: E402
 import round3  # noqa: E402
 import round4  # noqa: E402
+import round5  # noqa: E402
 
 
 def seeds(run, n):
@@ -49,6 +50,7 @@ def rows():
             (round2, "round2", round2.TEST_D, "D"),
             (round3, "round3", round3.TEST_E, "E"),
             (round4, "round4", round4.TEST_F, "F"),
+            (round5, "round5", round5.TEST_G, "G"),
         ),
         start=2,
     ):
