@@ -100,7 +100,7 @@ def predict(r=None, registered=REGISTERED):
 
 def score(again=None, registered=REGISTERED, run="round2", test=TEST_D, label="test D"):
     """Checks the registration `registered` equals `again` (recomputed), then scores it
-    against the seeds of `run`/results.json at `test` samples."""
+    against the seeds of `run`/results.json at `test` samples. -> those seeds."""
     r = json.load(open(registered))
     again = again or predictions()
     for form in FORMS:
@@ -117,6 +117,7 @@ def score(again=None, registered=REGISTERED, run="round2", test=TEST_D, label="t
             f"  {form:8s} predicted {pred:.4f} (error {pred - mean:+.4f}): "
             f"{'within' if inside else 'outside'} the seed range{mark}"
         )
+    return seeds
 
 
 if __name__ == "__main__":

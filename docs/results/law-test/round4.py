@@ -80,10 +80,9 @@ def predict(obs=None, test=TEST_F, registered=REGISTERED):
 def score(obs=None, test=TEST_F, registered=REGISTERED, run="round4", label="test F"):
     """Scores `predict`'s registration against law-test/<run>'s seeds at `test` samples."""
     obs = obs or observed()
-    round2.score(round2.predictions(obs, test), registered, run, test, label)
+    seeds = round2.score(round2.predictions(obs, test), registered, run, test, label)
     r = json.load(open(registered))
     again = lines(obs, test)
-    seeds = round2.run_seeds(run)[test]
     mean, lo, hi = sum(seeds) / len(seeds), min(seeds), max(seeds)
     print("comparisons (registered, not the procedure's choice):")
     for k, pred in r["comparisons"].items():
