@@ -243,9 +243,9 @@ pub struct Alignment {
 
 /// Mutual k-NN (with a 100-shuffle permutation null), linear CKA, and R@1 after a
 /// Procrustes rotation fitted on a random half of the states and tested on the other half.
-/// A side wider than the fit half (raw inputs: [`raw_input`]) is first read in the span of
-/// its fit rows ([`fit_span`]): there the rotation is determined by the fit pairs, where
-/// outside it any completion would do and R@1 would depend on the column basis.
+/// A side wider than the fit half (raw inputs: [`raw_input`]) leaves part of the rotation
+/// undetermined by the fit pairs; [`align_and_rank`] maps only the part they determine,
+/// so R@1 does not depend on the column basis.
 ///
 /// # Shapes
 /// `image [n, d]`, `text [n, e]` (row i = state i in both)
@@ -277,12 +277,11 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
     order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
     let (fit, test) = order.split_at(n / 2);
     let rows = |m: &Matrix, idx: &[usize]| select_rows(m.as_ref(), idx);
-    let (sa, sb) = (fit_span(&a, fit)?, fit_span(&b, fit)?);
     let report = align_and_rank(
-        rows(&sa, fit).as_ref(),
-        rows(&sb, fit).as_ref(),
-        rows(&sa, test).as_ref(),
-        rows(&sb, test).as_ref(),
+        rows(&a, fit).as_ref(),
+        rows(&b, fit).as_ref(),
+        rows(&a, test).as_ref(),
+        rows(&b, test).as_ref(),
     )?;
     Ok(Alignment {
         mutual_knn: mutual_knn(&ka, &kb)?,
@@ -299,23 +298,6 @@ pub fn alignment(image: &Matrix, text: &Matrix, k: usize, seed: u64) -> Result<A
         n_test: test.len(),
         k,
     })
-}
-
-/// Rows of `m` in the span of its `fit` rows: M V_r, V_r the right singular vectors of
-/// M[fit] with singular value above 1e-10 of the largest. The rotation fitted on M[fit] is
-/// then unique (for distinct singular values of the cross-covariance), and a held-out
-/// row's part outside the span, which the fit pairs say nothing about, is dropped. `m` is
-/// returned as it is when it is no wider than the fit rows (every trained encoder here),
-/// so those scores do not move by a rounding.
-///
-/// # Shapes
-/// `m [n, w]`, `fit [f]` -> `[n, w]` when w <= f, else `[n, rank(M[fit])]`
-fn fit_span(m: &Matrix, fit: &[usize]) -> Result<Matrix> {
-    if m.ncols() <= fit.len() {
-        return Ok(m.clone());
-    }
-    let dec = svd(select_rows(m.as_ref(), fit).as_ref())?;
-    Ok(m * dec.v.subcols(0, dec.rank(1e-10)))
 }
 
 /// The CPU training backend the CLI and the tests use ([`crate::backend::CpuTrain`]:

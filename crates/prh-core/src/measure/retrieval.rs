@@ -210,7 +210,11 @@ pub struct AlignReport {
 
 /// Fits Q = argmin_{Q^T Q = I} ||A_fit Q - B_fit||_F (semi-orthogonal when widths differ)
 /// and ranks held-out pairs in both directions: A_test Q against B_test, and B_test Q^T
-/// against A_test.
+/// against A_test. Q is the part of the map the fit pairs determine
+/// ([`procrustes::fit_determined`]): where A_fit^T B_fit has rank below min(d, e) (fewer
+/// pairs than either width: raw inputs, TF-IDF), the held-out rows' parts in the
+/// undetermined directions are mapped to zero rather than by an arbitrary completion, so
+/// R@k does not depend on the SVD routine's choice of basis; a warning says so.
 ///
 /// # Shapes
 /// `fit_a [m, d]`, `fit_b [m, e]`, `test_a [n, d]`, `test_b [n, e]` -> Q `[d, e]`, scores
@@ -236,7 +240,7 @@ pub fn align_and_rank(
             test_b.ncols()
         )));
     }
-    let fit = procrustes::fit(fit_a, fit_b)?;
+    let fit = procrustes::fit_determined(fit_a, fit_b)?;
     let a_mapped: Matrix = procrustes::apply(test_a, fit.q.as_ref())?;
     let b_mapped: Matrix = procrustes::apply(test_b, fit.q.transpose())?;
     let a_to_b = RetrievalScores::from_ranks(&ranks(a_mapped.as_ref(), test_b)?)?;
@@ -246,6 +250,16 @@ pub fn align_and_rank(
     let mut warnings = Vec::new();
     for (name, x) in [("A (fit)", fit_a), ("B (fit)", fit_b)] {
         warnings.extend(Degeneracy::of(x)?.warnings(name));
+    }
+    let widest = fit_a.ncols().min(fit_b.ncols());
+    if fit.rank < widest {
+        warnings.push(format!(
+            "the {} fit pairs determine the map on {} of min(d, e) = {widest} directions \
+             (A^T B has rank {}); held-out parts outside them are mapped to zero",
+            fit_a.nrows(),
+            fit.rank,
+            fit.rank
+        ));
     }
     warnings.extend(degeneracy_a.warnings("A (held-out)"));
     warnings.extend(degeneracy_b.warnings("B (held-out)"));
@@ -363,5 +377,57 @@ mod tests {
         )
         .unwrap();
         assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    /// Fewer fit pairs than either width: A^T B has rank 12 of 40, so the orthogonal
+    /// Procrustes map is not unique. R@k must not depend on which completion an SVD
+    /// routine picks: turning A's columns by any orthogonal W (a change of basis the map
+    /// should follow, Q -> W^T Q) leaves every held-out score as it was, to rounding. With
+    /// [`procrustes::fit`]'s completion this fails (the undetermined singular vectors of
+    /// W^T A^T B are not W^T those of A^T B).
+    #[test]
+    fn wide_fits_score_independently_of_the_basis() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let (n_fit, n_test, d, e) = (12, 40, 40, 48);
+        let shared = Mat::from_fn(n_fit + n_test, 6, |_, _| rng.random::<f64>() - 0.5);
+        let mix = |rng: &mut rand_chacha::ChaCha8Rng, w: usize| {
+            let m = Mat::from_fn(6, w, |_, _| rng.random::<f64>() - 0.5);
+            let noise = Mat::from_fn(n_fit + n_test, w, |_, _| 0.3 * (rng.random::<f64>() - 0.5));
+            &shared * &m + noise
+        };
+        let (a, b) = (mix(&mut rng, d), mix(&mut rng, e));
+        // W: two Householder reflections, orthogonal.
+        let mut w = Mat::<f64>::identity(d, d);
+        for _ in 0..2 {
+            let v = Mat::from_fn(d, 1, |_, _| rng.random::<f64>() - 0.5);
+            let h = Mat::<f64>::identity(d, d) - (&v * v.transpose()) * (2.0 / v.squared_norm_l2());
+            w = &w * &h;
+        }
+        let aw = &a * &w;
+        let score = |a: &Mat<f64>| {
+            align_and_rank(
+                a.subrows(0, n_fit),
+                b.subrows(0, n_fit),
+                a.subrows(n_fit, n_test),
+                b.subrows(n_fit, n_test),
+            )
+            .unwrap()
+        };
+        let (r, rw) = (score(&a), score(&aw));
+        assert_eq!(r.fit.rank, n_fit);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("determine the map on 12 of")),
+            "{:?}",
+            r.warnings
+        );
+        for (s, t) in [(&r.a_to_b, &rw.a_to_b), (&r.b_to_a, &rw.b_to_a)] {
+            assert!((s.mean_rank - t.mean_rank).abs() < 1e-9, "{s:?} vs {t:?}");
+            assert_eq!((s.r1, s.r5, s.r10), (t.r1, t.r5, t.r10));
+        }
+        // The held-out scores are not trivial: the shared factors are found above chance.
+        assert!(r.a_to_b.r5 > 2.0 * r.chance.r5, "{:?}", r.a_to_b);
     }
 }
