@@ -8,7 +8,9 @@ use faer::MatRef;
 /// A fitted (semi-)orthogonal map and how well it fits.
 #[derive(Debug, Clone)]
 pub struct Procrustes {
-    /// The map Q `[d, e]` with Q^T Q = I (d >= e) or Q Q^T = I (d < e).
+    /// The map Q `[d, e]`: from [`fit`], Q^T Q = I (d >= e) or Q Q^T = I (d < e); from
+    /// [`fit_determined`] the same when `rank` = min(d, e), else a partial isometry of
+    /// rank `rank` (zero on the directions the pairs leave undetermined).
     pub q: Matrix,
     /// Residual ||A Q - B||_F.
     pub residual: f64,

@@ -188,7 +188,8 @@ impl PairScores {
 /// A fitted rotation and its retrieval scores on held-out pairs.
 #[derive(Debug, Clone)]
 pub struct AlignReport {
-    /// The Procrustes fit on the training pairs (`q [d_a, d_b]`).
+    /// The Procrustes fit on the training pairs (`q [d_a, d_b]`, the part they determine:
+    /// [`procrustes::fit_determined`]).
     pub fit: Procrustes,
     /// Number of training pairs.
     pub n_fit: usize,
@@ -251,10 +252,10 @@ pub fn align_and_rank(
     for (name, x) in [("A (fit)", fit_a), ("B (fit)", fit_b)] {
         warnings.extend(Degeneracy::of(x)?.warnings(name));
     }
-    let widest = fit_a.ncols().min(fit_b.ncols());
-    if fit.rank < widest {
+    let full_rank = fit_a.ncols().min(fit_b.ncols());
+    if fit.rank < full_rank {
         warnings.push(format!(
-            "the {} fit pairs determine the map on {} of min(d, e) = {widest} directions \
+            "the {} fit pairs determine the map on {} of min(d, e) = {full_rank} directions \
              (A^T B has rank {}); held-out parts outside them are mapped to zero",
             fit_a.nrows(),
             fit.rank,
