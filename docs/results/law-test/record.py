@@ -1,12 +1,12 @@
 """The law test's record: every registered prediction beside what trained (issue 20).
 
-One row per registered test of rounds 1-5 (preregistered.py, round2.py, round3.py,
-round4.py, round5.py): the measure, the budget predicted, the form the procedure chose on validation,
+One row per registered test of rounds 1-6 (preregistered.py, round2.py, ..., round6.py): the measure, the budget predicted, the form the procedure chose on validation,
 its prediction, the observed seed mean and range, the error, and whether the prediction lies
 within the seed range (issue 20's "predicts the 5th within the seed spread"). Only the
 procedure's choice is scored here; each round's own `score` prints every form and, for
-rounds 4 and 5, the registered straight-line comparisons. A round whose run is not in the folder
-yet is listed as such. Run (no training; from any folder):
+rounds 4-6, the registered straight-line comparisons. A round whose run is not in the folder
+yet (for round 6: not all three seed folders) is listed as such. round6.py fixed the rule
+before round 6 trained: the law target counts as met when rounds 5 and 6 both hit. Run (no training; from any folder):
   python3 -B docs/results/law-test/record.py
 """
 import json
@@ -22,11 +22,14 @@ import round2  # noqa: E402
 import round3  # noqa: E402
 import round4  # noqa: E402
 import round5  # noqa: E402
+import round6  # noqa: E402
 
 
 def seeds(run, n):
-    """The seeds at `n` samples in law-test/<run>/results.json, or None before it trained."""
-    if not os.path.exists(os.path.join(HERE, run, "results.json")):
+    """The seeds at `n` samples in law-test/<run>/results.json (`run`: a folder, or a list of
+    one-seed folders), or None before every one of them trained."""
+    runs = run if isinstance(run, list) else [run]
+    if not all(os.path.exists(os.path.join(HERE, r, "results.json")) for r in runs):
         return None
     return round2.run_seeds(run).get(n)
 
@@ -51,6 +54,7 @@ def rows():
             (round3, "round3", round3.TEST_E, "E"),
             (round4, "round4", round4.TEST_F, "F"),
             (round5, "round5", round5.TEST_G, "G"),
+            (round6, round6.RUNS, round6.TEST_H, "H"),
         ),
         start=2,
     ):

@@ -53,7 +53,14 @@ def observed():
 
 
 def run_seeds(run):
-    """{samples: good views' mutual 10-NN per seed} of law-test/<run>/results.json."""
+    """{samples: good views' mutual 10-NN per seed} of law-test/<run>/results.json; `run` may
+    be a list of folders (one seed each, as round 6 trains), whose seeds are joined in order."""
+    if isinstance(run, (list, tuple)):
+        merged = {}
+        for one in run:
+            for n, seeds in run_seeds(one).items():
+                merged.setdefault(n, []).extend(seeds)
+        return merged
     return curve(json.load(open(os.path.join(HERE, run, "results.json")))["points"], "good")[1]
 
 
