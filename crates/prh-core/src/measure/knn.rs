@@ -379,6 +379,102 @@ pub fn mutual_knn(a: &Knn, b: &Knn) -> Result<f64> {
     Ok(hits as f64 / (a.n * a.k) as f64)
 }
 
+/// Similarities closer than this are one value in [`expected_mutual_knn`] and in
+/// retrieval ranks ([`crate::measure::retrieval::ranks`]). Why: embeddings computed in closed
+/// form (the theorem's F, whose rows repeat a few factor blocks) have many similarities that
+/// are equal in exact arithmetic and differ by rounding (~1e-15), and which of them lands
+/// above the other changes with the CPU's SIMD kernels. An absolute 1e-9 on cosine
+/// similarities in [-1, 1] is far above that rounding and far below the gaps of learned
+/// embeddings, whose near-ties at 1e-9 are rare (about n^2 1e-9 per ranking).
+pub const TIE_TOL: f64 = 1e-9;
+
+/// Mutual k-NN in expectation over independent, uniformly random tie-breaks of each
+/// side's k-NN lists, from two similarity (Gram) matrices with the diagonal excluded:
+/// (1/N) sum_i E|N_A(i) ∩ N_B(i)| / k. For row i of one side, with v its k-th largest
+/// similarity, S = {j : s_ij > v + tol} (surely in the list), T = {j : |s_ij - v| <= tol}
+/// (the tie at the boundary) and r = k - |S| places drawn uniformly from T:
+/// E|N_A ∩ N_B| = |S_A ∩ S_B| + |S_A ∩ T_B| r_B/|T_B| + |T_A ∩ S_B| r_A/|T_A| +
+/// |T_A ∩ T_B| r_A r_B / (|T_A| |T_B|).
+/// Without ties (|T| = r = 1) this is [`mutual_knn`] of the lists exactly; with ties it is
+/// the value every tie-break averages to, so rounding cannot move it ([`TIE_TOL`]).
+///
+/// # Shapes
+/// `ga [n, n]`, `gb [n, n]` -> scalar in [0, 1]
+pub fn expected_mutual_knn(
+    ga: MatRef<'_, f64>,
+    gb: MatRef<'_, f64>,
+    k: usize,
+    tol: f64,
+) -> Result<f64> {
+    let n = ga.nrows();
+    if ga.ncols() != n || gb.nrows() != n || gb.ncols() != n {
+        return Err(Error::invalid(format!(
+            "expected mutual k-NN needs two square Gram matrices of one size, got [{n}, {}] and [{}, {}]",
+            ga.ncols(),
+            gb.nrows(),
+            gb.ncols()
+        )));
+    }
+    check_k(n, k, true)?;
+    if !(tol >= 0.0 && tol.is_finite()) {
+        return Err(Error::invalid(format!(
+            "tie tolerance must be finite and >= 0, got {tol}"
+        )));
+    }
+    // Per row: 2 = surely a neighbour, 1 = in the boundary tie, 0 = not; and the chance
+    // that a tied j is drawn, r / |T|.
+    let classify = |g: MatRef<'_, f64>, i: usize, class: &mut [u8]| -> Result<f64> {
+        let mut row: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| g[(i, j)]).collect();
+        if row.iter().any(|v| !v.is_finite()) {
+            return Err(Error::invalid(format!(
+                "expected mutual k-NN: row {i} has a non-finite similarity"
+            )));
+        }
+        let (_, &mut v, _) = row.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let (mut sure, mut tied) = (0usize, 0usize);
+        for (j, c) in class.iter_mut().enumerate() {
+            let s = g[(i, j)];
+            *c = if j == i {
+                0
+            } else if s > v + tol {
+                sure += 1;
+                2
+            } else if (s - v).abs() <= tol {
+                tied += 1;
+                1
+            } else {
+                0
+            };
+        }
+        // v itself is tied, so tied >= 1 and sure <= k - 1.
+        Ok((k - sure) as f64 / tied as f64)
+    };
+    let (mut ca, mut cb) = (vec![0u8; n], vec![0u8; n]);
+    let mut total = 0.0;
+    for i in 0..n {
+        let pa = classify(ga, i, &mut ca)?;
+        let pb = classify(gb, i, &mut cb)?;
+        total += ca
+            .iter()
+            .zip(&cb)
+            .map(|(&a, &b)| {
+                let in_a = match a {
+                    2 => 1.0,
+                    1 => pa,
+                    _ => 0.0,
+                };
+                let in_b = match b {
+                    2 => 1.0,
+                    1 => pb,
+                    _ => 0.0,
+                };
+                in_a * in_b
+            })
+            .sum::<f64>();
+    }
+    Ok(total / (n * k) as f64)
+}
+
 /// Cycle k-NN: the fraction of i such that some B-neighbour j of i has i among its
 /// A-neighbours, (1/N) sum_i 1[∃ j ∈ N_B(i): i ∈ N_A(j)] (PRH `cycle_knn`, computed there
 /// as `knn_A[knn_B]`).
@@ -563,5 +659,110 @@ mod tests {
         // Chance k/(N-1) = 0.0503; the mean of 50 shuffles sits within a few of its std errors.
         assert!((mean - 10.0 / 199.0).abs() < 0.01, "{mean}");
         assert!(std > 0.0 && std < 0.02, "{std}");
+    }
+
+    /// Rows of 0/1 features: integer similarities, so ties everywhere.
+    fn tied_gram(n: usize, seed: u64) -> Matrix {
+        use rand::Rng;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let x = Mat::from_fn(n, 3, |_, _| f64::from(rng.random::<bool>()));
+        gram(x.as_ref())
+    }
+
+    /// Every neighbour set a tie-break can give row i: all k-subsets of the other columns
+    /// that no strictly larger value is left out of (brute force over bit masks).
+    fn every_tie_break(g: &Matrix, i: usize, k: usize) -> Vec<u32> {
+        let n = g.nrows();
+        (0u32..1 << n)
+            .filter(|m| m.count_ones() as usize == k && m & (1 << i) == 0)
+            .filter(|m| {
+                let worst_in = (0..n)
+                    .filter(|j| m & (1 << j) != 0)
+                    .map(|j| g[(i, j)])
+                    .fold(f64::INFINITY, f64::min);
+                (0..n)
+                    .filter(|&j| j != i && m & (1 << j) == 0)
+                    .all(|j| g[(i, j)] <= worst_in)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn expected_mutual_knn_is_mutual_knn_without_ties() {
+        let (a, b) = (points(60, 4, 3), points(60, 6, 4));
+        let (ga, gb) = (gram(a.as_ref()), gram(b.as_ref()));
+        for k in [1, 5, 10] {
+            let lists = mutual_knn(
+                &knn_from_gram(ga.as_ref(), k, true).unwrap(),
+                &knn_from_gram(gb.as_ref(), k, true).unwrap(),
+            )
+            .unwrap();
+            let expected = expected_mutual_knn(ga.as_ref(), gb.as_ref(), k, TIE_TOL).unwrap();
+            assert_eq!(expected, lists, "k = {k}");
+        }
+    }
+
+    /// The closed form against the mean over every pair of tie-breaks (A's and B's drawn
+    /// independently), on integer similarities full of ties. Tolerance 1e-12 (the
+    /// enumeration sums a few hundred fractions).
+    #[test]
+    fn expected_mutual_knn_averages_every_tie_break() {
+        let (n, k) = (9, 3);
+        for seed in 0..6 {
+            let (ga, gb) = (tied_gram(n, 2 * seed), tied_gram(n, 2 * seed + 1));
+            let brute: f64 = (0..n)
+                .map(|i| {
+                    let (sa, sb) = (every_tie_break(&ga, i, k), every_tie_break(&gb, i, k));
+                    let both: u32 = sa
+                        .iter()
+                        .flat_map(|x| sb.iter().map(move |y| (x & y).count_ones()))
+                        .sum();
+                    f64::from(both) / (sa.len() * sb.len()) as f64
+                })
+                .sum::<f64>()
+                / (n * k) as f64;
+            let closed = expected_mutual_knn(ga.as_ref(), gb.as_ref(), k, TIE_TOL).unwrap();
+            assert!(
+                (closed - brute).abs() < 1e-12,
+                "seed {seed}: {closed} vs {brute}"
+            );
+        }
+    }
+
+    /// Rounding-sized noise (1e-13) on tied similarities moves the lists' mutual k-NN (the
+    /// tie-break follows the noise) but not the expectation.
+    #[test]
+    fn expected_mutual_knn_ignores_rounding() {
+        use rand::Rng;
+        let (n, k) = (40, 5);
+        let (ga, gb) = (tied_gram(n, 7), tied_gram(n, 8));
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let noisy = |g: &Matrix, rng: &mut ChaCha8Rng| {
+            let e = Mat::from_fn(n, n, |_, _| 1e-13 * (rng.random::<f64>() - 0.5));
+            Mat::from_fn(n, n, |i, j| g[(i, j)] + e[(i, j)] + e[(j, i)])
+        };
+        let exact = expected_mutual_knn(ga.as_ref(), gb.as_ref(), k, TIE_TOL).unwrap();
+        let lists = |a: &Matrix, b: &Matrix| {
+            mutual_knn(
+                &knn_from_gram(a.as_ref(), k, true).unwrap(),
+                &knn_from_gram(b.as_ref(), k, true).unwrap(),
+            )
+            .unwrap()
+        };
+        let mut moved = false;
+        for _ in 0..5 {
+            let (na, nb) = (noisy(&ga, &mut rng), noisy(&gb, &mut rng));
+            assert_eq!(
+                expected_mutual_knn(na.as_ref(), nb.as_ref(), k, TIE_TOL).unwrap(),
+                exact
+            );
+            moved |= lists(&na, &nb) != lists(&ga, &gb);
+        }
+        assert!(
+            moved,
+            "the noise never changed a tie-break: the test shows nothing"
+        );
+        assert!(expected_mutual_knn(ga.as_ref(), gb.as_ref(), 0, TIE_TOL).is_err());
+        assert!(expected_mutual_knn(ga.as_ref(), gb.as_ref(), k, f64::NAN).is_err());
     }
 }

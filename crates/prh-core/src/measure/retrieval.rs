@@ -6,6 +6,7 @@
 use crate::linalg::Matrix;
 use crate::linalg::procrustes::{self, Procrustes};
 use crate::measure::degeneracy::{Degeneracy, tie_warning};
+use crate::measure::knn::TIE_TOL;
 use crate::measure::knn::{BLOCK_BYTES, gram_block_into, rows_per_block};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::{Error, Result};
@@ -13,16 +14,17 @@ use faer::MatRef;
 use serde::Serialize;
 
 /// Where a query's true match lands among the candidates: `above` candidates score
-/// strictly higher than it, `tied` other candidates exactly the same. Ties are ranked as
+/// higher than it, `tied` other candidates the same (within [`TIE_TOL`], so that rounding
+/// of similarities equal in exact arithmetic does not rank them). Ties are ranked as
 /// a uniformly random tie-break would rank them, in expectation: the true match is
 /// equally likely to take any of the places above + 1 ..= above + tied + 1. (Resolving a
 /// tie in the true match's favour would give an all-zero embedding, whose similarities
 /// all tie, R@1 = 1.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rank {
-    /// Candidates with a strictly higher similarity.
+    /// Candidates with a similarity above the true match's by more than [`TIE_TOL`].
     pub above: usize,
-    /// Other candidates with exactly the true match's similarity.
+    /// Other candidates within [`TIE_TOL`] of the true match's similarity.
     pub tied: usize,
 }
 
@@ -59,7 +61,7 @@ pub struct RetrievalScores {
 }
 
 /// How the scores treat ties, as stated in the CLI's JSON.
-pub const TIE_RULE: &str = "ties ranked as a uniformly random tie-break would rank them, in expectation: mean of the tied places; R@k = P(rank <= k)";
+pub const TIE_RULE: &str = "similarities within 1e-9 of each other tie; ties ranked as a uniformly random tie-break would rank them, in expectation: mean of the tied places; R@k = P(rank <= k)";
 
 impl RetrievalScores {
     /// Summaries of ranks: R@k = mean_i P(rank_i <= k), mean rank = mean_i E[rank_i].
@@ -93,7 +95,8 @@ impl RetrievalScores {
 }
 
 /// Rank of the true match for each query: query i's true match is gallery row i; with
-/// cosine similarity s_ij, above_i = #{j : s_ij > s_ii}, tied_i = #{j != i : s_ij = s_ii}
+/// cosine similarity s_ij, above_i = #{j : s_ij > s_ii + tol}, tied_i = #{j != i :
+/// |s_ij - s_ii| <= tol}, tol = [`TIE_TOL`]
 /// (a zero row has cosine 0 to everything).
 ///
 /// # Shapes
@@ -129,9 +132,13 @@ pub fn ranks(queries: MatRef<'_, f64>, gallery: MatRef<'_, f64>) -> Result<Vec<R
         for r in 0..rows {
             let s = block.col_as_slice(r);
             let own = s[i0 + r];
-            let above = s.iter().filter(|&&v| v > own).count();
-            // The true match itself is one of the values equal to `own`.
-            let tied = s.iter().filter(|&&v| v == own).count().saturating_sub(1);
+            let above = s.iter().filter(|&&v| v > own + TIE_TOL).count();
+            // The true match itself is one of the values within the tolerance of `own`.
+            let tied = s
+                .iter()
+                .filter(|&&v| (v - own).abs() <= TIE_TOL)
+                .count()
+                .saturating_sub(1);
             out.push(Rank { above, tied });
         }
     }
@@ -287,6 +294,18 @@ pub fn align_and_rank(
 mod tests {
     use super::*;
     use faer::Mat;
+
+    /// Similarities 1.1e-12 apart (rounding-sized, below `TIE_TOL`) tie in either direction;
+    /// 1.5e-6 apart they do not.
+    #[test]
+    fn rounding_sized_differences_tie() {
+        let q = Mat::from_fn(2, 2, |i, j| [[1.0, 0.0], [0.0, 1.0]][i][j]);
+        let g = Mat::from_fn(2, 2, |i, j| [[1.0, 1.5e-6], [1.0, 0.0]][i][j]);
+        let r = ranks(q.as_ref(), g.as_ref()).unwrap();
+        // q0: its match g0 is 1.1e-12 below g1, a tie. q1: g0 is 1.5e-6 above its match.
+        assert_eq!(r[0], Rank { above: 0, tied: 1 });
+        assert_eq!(r[1], Rank { above: 1, tied: 0 });
+    }
 
     #[test]
     fn ranks_closed_form() {
