@@ -5,6 +5,7 @@
 
 use crate::linalg::{Matrix, levenshtein};
 use crate::measure::calibration::shuffled_scores;
+use crate::measure::cka::check_square;
 use crate::{Error, Result};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
@@ -406,15 +407,7 @@ pub fn expected_mutual_knn(
     k: usize,
     tol: f64,
 ) -> Result<f64> {
-    let n = ga.nrows();
-    if ga.ncols() != n || gb.nrows() != n || gb.ncols() != n {
-        return Err(Error::invalid(format!(
-            "expected mutual k-NN needs two square Gram matrices of one size, got [{n}, {}] and [{}, {}]",
-            ga.ncols(),
-            gb.nrows(),
-            gb.ncols()
-        )));
-    }
+    let n = check_square(ga, gb)?;
     check_k(n, k, true)?;
     if !(tol >= 0.0 && tol.is_finite()) {
         return Err(Error::invalid(format!(
