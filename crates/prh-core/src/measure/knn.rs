@@ -414,9 +414,9 @@ pub fn expected_mutual_knn(
             "tie tolerance must be finite and >= 0, got {tol}"
         )));
     }
-    // Per row: 2 = surely a neighbour, 1 = in the boundary tie, 0 = not; and the chance
-    // that a tied j is drawn, r / |T|.
-    let classify = |g: MatRef<'_, f64>, i: usize, class: &mut [u8]| -> Result<f64> {
+    // Row i's chance that each j is in its list under a random tie-break: 1 if surely, r/|T|
+    // if in the boundary tie, 0 if not.
+    let inclusion = |g: MatRef<'_, f64>, i: usize, w: &mut [f64]| -> Result<()> {
         let mut row: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| g[(i, j)]).collect();
         if row.iter().any(|v| !v.is_finite()) {
             return Err(Error::invalid(format!(
@@ -424,46 +424,31 @@ pub fn expected_mutual_knn(
             )));
         }
         let (_, &mut v, _) = row.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        let (mut sure, mut tied) = (0usize, 0usize);
-        for (j, c) in class.iter_mut().enumerate() {
+        let others = || (0..n).filter(|&j| j != i).map(|j| g[(i, j)]);
+        let sure = others().filter(|&s| s > v + tol).count();
+        // v itself is tied, so tied >= 1 and sure <= k - 1.
+        let tied = others().filter(|&s| (s - v).abs() <= tol).count();
+        let p = (k - sure) as f64 / tied as f64;
+        for (j, w) in w.iter_mut().enumerate() {
             let s = g[(i, j)];
-            *c = if j == i {
-                0
+            *w = if j == i {
+                0.0
             } else if s > v + tol {
-                sure += 1;
-                2
+                1.0
             } else if (s - v).abs() <= tol {
-                tied += 1;
-                1
+                p
             } else {
-                0
+                0.0
             };
         }
-        // v itself is tied, so tied >= 1 and sure <= k - 1.
-        Ok((k - sure) as f64 / tied as f64)
+        Ok(())
     };
-    let (mut ca, mut cb) = (vec![0u8; n], vec![0u8; n]);
+    let (mut wa, mut wb) = (vec![0.0; n], vec![0.0; n]);
     let mut total = 0.0;
     for i in 0..n {
-        let pa = classify(ga, i, &mut ca)?;
-        let pb = classify(gb, i, &mut cb)?;
-        total += ca
-            .iter()
-            .zip(&cb)
-            .map(|(&a, &b)| {
-                let in_a = match a {
-                    2 => 1.0,
-                    1 => pa,
-                    _ => 0.0,
-                };
-                let in_b = match b {
-                    2 => 1.0,
-                    1 => pb,
-                    _ => 0.0,
-                };
-                in_a * in_b
-            })
-            .sum::<f64>();
+        inclusion(ga, i, &mut wa)?;
+        inclusion(gb, i, &mut wb)?;
+        total += wa.iter().zip(&wb).map(|(a, b)| a * b).sum::<f64>();
     }
     Ok(total / (n * k) as f64)
 }

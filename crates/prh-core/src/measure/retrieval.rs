@@ -6,8 +6,7 @@
 use crate::linalg::Matrix;
 use crate::linalg::procrustes::{self, Procrustes};
 use crate::measure::degeneracy::{Degeneracy, tie_warning};
-use crate::measure::knn::TIE_TOL;
-use crate::measure::knn::{BLOCK_BYTES, gram_block_into, rows_per_block};
+use crate::measure::knn::{BLOCK_BYTES, TIE_TOL, gram_block_into, rows_per_block};
 use crate::measure::preprocess::l2_normalize_rows;
 use crate::{Error, Result};
 use faer::MatRef;
