@@ -630,17 +630,23 @@ fn write_paired_corpus(dir: &std::path::Path, side: usize, n: usize) {
     }
 }
 
+/// Both sides of a generated pair of corpora (60 groups per split) in `dir`, and the
+/// `--set` that names them.
+fn paired_corpora(dir: &std::path::Path) -> String {
+    for side in 0..2 {
+        write_paired_corpus(dir, side, 60);
+    }
+    format!(
+        "experiment.corpora=[\"{}\", \"{}\"]",
+        dir.join("side0.{split}.jsonl").display(),
+        dir.join("side1.{split}.jsonl").display()
+    )
+}
+
 #[test]
 fn views_multilingual_reads_any_two_jsonl_corpora_that_share_group_ids() {
     let dir = tempfile::tempdir().unwrap();
-    for side in 0..2 {
-        write_paired_corpus(dir.path(), side, 60);
-    }
-    let corpora = format!(
-        "experiment.corpora=[\"{}\", \"{}\"]",
-        dir.path().join("side0.{split}.jsonl").display(),
-        dir.path().join("side1.{split}.jsonl").display()
-    );
+    let corpora = paired_corpora(dir.path());
     let out = dir.path().join("out");
     let o = bin()
         .args(["experiment", "views-multilingual", "--quick", "--out"])
@@ -735,4 +741,119 @@ fn quick_text_ablation_scores_each_row_against_the_baselines() {
     assert!(
         md.contains("| TF-IDF (no training) |") && md.contains("| bag of embeddings, spectral |")
     );
+}
+
+/// The JSON leaves of `v` by path, leaving out what differs between two runs of one
+/// experiment by design: timings (`*_s`, `seconds`) and the command line (`--out`).
+fn numbers_but_times(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k.ends_with("_s") || k == "seconds" || k == "command" {
+                    continue;
+                }
+                numbers_but_times(x, &format!("{path}.{k}"), out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                numbers_but_times(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        leaf => out.push((path.to_string(), leaf.to_string())),
+    }
+}
+
+/// The rule "never lost work" for experiments: an experiment killed with SIGKILL in the
+/// middle of a run continues, when the same command is run again, from that run's last
+/// checkpoint in OUT/partial (not from its start), and its results equal an
+/// uninterrupted run's in every number, to the last bit; OUT/partial is gone once the
+/// report is written.
+#[test]
+fn killed_experiment_continues_from_its_checkpoints_to_the_same_numbers() {
+    use std::time::{Duration, Instant};
+    const STEPS: u64 = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let corpora = paired_corpora(dir.path());
+    let cmd = |out: &std::path::Path| {
+        let mut c = bin();
+        c.args(["experiment", "views-multilingual", "--quick", "--out"])
+            .arg(out)
+            .args(["--set", &corpora, "--set", "experiment.test_split=test"])
+            .args(["--set", "experiment.langs=[\"a\", \"b\"]"])
+            .args(["--set", "experiment.fit_groups=40"])
+            .args(["--set", "experiment.test_groups=40"])
+            .args(["--set", "experiment.objectives=[\"good\"]"])
+            .args(["--set", "experiment.eval_every=100"])
+            .args(["--set", "train.tokenizer.vocab_size=100"])
+            .args(["--set", &format!("train.run.steps={STEPS}")])
+            .args(["--set", "train.run.checkpoint_every=10"])
+            .env_remove("PRH_DATA")
+            .current_dir(dir.path());
+        c
+    };
+    let results = |out: &std::path::Path| {
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("results.json")).unwrap()).unwrap();
+        let mut leaves = Vec::new();
+        numbers_but_times(&r, "", &mut leaves);
+        leaves
+    };
+
+    let whole = dir.path().join("whole");
+    let o = cmd(&whole).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!whole.join("partial").exists(), "OUT/partial left behind");
+
+    // Killed once some run's checkpoint is mid-way (its progress.json between the first
+    // checkpoint and the last steps), then run again to the end.
+    let killed = dir.path().join("killed");
+    let mut child = cmd(&killed)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mid_way = |partial: &std::path::Path| -> Option<u64> {
+        std::fs::read_dir(partial).ok()?.find_map(|e| {
+            let p = e.ok()?.path().join("progress.json");
+            let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).ok()?).ok()?;
+            v["step"].as_u64().filter(|s| (10..STEPS - 30).contains(s))
+        })
+    };
+    let t0 = Instant::now();
+    let step = loop {
+        if let Some(s) = mid_way(&killed.join("partial")) {
+            break s;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before a mid-way checkpoint was seen: nothing was killed"
+        );
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "no checkpoint in 10 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    child.kill().unwrap(); // SIGKILL: no handler, no flush
+    child.wait().unwrap();
+    assert!(!killed.join("results.json").exists());
+
+    let o = cmd(&killed).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("continuing from step"),
+        "the second run did not continue a checkpoint (killed at step {step}): {err}"
+    );
+    assert!(!killed.join("partial").exists(), "OUT/partial left behind");
+    let (a, b) = (results(&whole), results(&killed));
+    assert_eq!(a.len(), b.len());
+    for ((pa, va), (pb, vb)) in a.iter().zip(&b) {
+        assert_eq!(
+            (pa, va),
+            (pb, vb),
+            "killed at step {step} and continued: {pa} differs from the uninterrupted run's"
+        );
+    }
 }

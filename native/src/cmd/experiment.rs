@@ -16,7 +16,6 @@
 
 use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
-use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
@@ -27,12 +26,10 @@ use prh_core::experiments::multilingual::{
 use prh_core::experiments::report::{Row, Series, markdown_table, svg_bands};
 use prh_core::experiments::spectral_tfidf::fit_seeds;
 use prh_core::models::text_encoder::TextEncoder;
-use prh_core::tasks::text::TextTask;
 use prh_core::text::corpus;
 use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
-use prh_core::train::checkpoint::Checkpoint;
-use prh_core::train::{RunSink, TrainSummary, train_on_devices};
+use prh_core::train::TrainSummary;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -40,6 +37,7 @@ use std::time::Instant;
 mod ablation;
 mod bilingual;
 mod captioner;
+mod partial;
 mod scaling;
 mod views_vision;
 mod vision;
@@ -155,65 +153,21 @@ pub struct Args {
     pub demo: Option<PathBuf>,
 }
 
-/// Trains `inner` from scratch while recording `texts`' embeddings at step 0 and at every
-/// evaluation step: the run every experiment does per objective, seed (and language), on
-/// one device per `run.data_parallel` replica.
-/// `label` names the run in the progress output.
-pub(super) fn train_recording<B: AutodiffBackend>(
-    inner: TextTask,
-    texts: Vec<String>,
-    config_toml: &str,
-    label: &str,
-    devices: Devices<B>,
-) -> Result<(RecordingTask, TrainSummary<TextEncoder<B>>)> {
-    let (run, optim) = (inner.cfg.run.clone(), inner.cfg.optim.clone());
-    let batch = inner.cfg.views.batch_size;
-    let mut task = RecordingTask {
-        inner,
-        texts,
-        snapshots: Vec::new(),
-    };
-    task.record_init::<B>(&devices.main())?;
-    let mut sink = LossSink {
-        start: Instant::now(),
-        records: Vec::new(),
-        progress: Progress::new(label, run.steps, 0, batch),
-    };
-    let summary = train_on_devices::<B, _>(
-        &mut task,
-        &run,
-        &optim,
-        config_toml,
-        None,
-        &mut sink,
-        &devices.replicas(run.data_parallel),
-    )?;
-    sink.progress.finish();
-    Ok((task, summary))
+/// Where an experiment's encoders train: on `devices`, each run keeping its checkpoint
+/// and snapshots in its folder under `partial` (`OUT/partial`, [`partial`]) until the
+/// experiment has written its report, so a killed experiment continues where it stopped.
+pub(super) struct Training<'a, B: prh_core::backend::burn::tensor::backend::Backend> {
+    pub devices: Devices<B>,
+    pub partial: &'a Path,
 }
 
-/// Training losses kept in memory, wall-clock from the process.
-struct LossSink {
-    start: Instant,
-    records: Vec<serde_json::Value>,
-    progress: Progress,
+impl<B: prh_core::backend::burn::tensor::backend::Backend> Clone for Training<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
 }
 
-impl RunSink for LossSink {
-    fn now(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
-    }
-    fn log(&mut self, record: &serde_json::Value) -> prh_core::Result<()> {
-        self.records.push(record.clone());
-        Ok(())
-    }
-    fn save(&mut self, _name: &str, _ck: &Checkpoint) -> prh_core::Result<()> {
-        Ok(())
-    }
-    fn progress(&mut self, step: usize, _total: usize, loss: f64) {
-        self.progress.update(step, loss);
-    }
-}
+impl<B: prh_core::backend::burn::tensor::backend::Backend> Copy for Training<'_, B> {}
 
 /// One objective x seed: both languages trained, their alignment over steps.
 #[derive(Serialize)]
@@ -267,7 +221,7 @@ impl Summary {
     }
 }
 
-fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+fn views_multilingual<B: AutodiffBackend>(args: &Args, training: Training<'_, B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -299,7 +253,7 @@ fn views_multilingual<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> R
                 seed,
                 None,
                 spec.eval_every,
-                devices,
+                training,
                 |l, task, summary, config_toml| {
                     if !export {
                         return Ok(());
@@ -647,22 +601,43 @@ fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
     md
 }
 
+/// The experiments `dispatch` runs.
+const EXPERIMENTS: [&str; 5] = [
+    "views-multilingual",
+    "views-vision",
+    "scaling",
+    "text-ablation",
+    "captioner",
+];
+
 fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
     if args.from_results && args.name != "scaling" {
         bail!("--from-results: only `experiment scaling` rebuilds its analysis from results.json");
     }
-    match args.name.as_str() {
-        "views-multilingual" => views_multilingual::<B>(args, devices),
-        "views-vision" => views_vision::run::<B>(args, devices),
-        "scaling" => scaling::run::<B>(args, devices),
-        "text-ablation" => ablation::run::<B>(args, devices),
-        "captioner" => captioner::run::<B>(args, devices),
-        other => {
-            bail!(
-                "experiment: expected views-multilingual, views-vision, scaling, text-ablation or captioner, got `{other}`"
-            )
-        }
+    if !EXPERIMENTS.contains(&args.name.as_str()) {
+        bail!(
+            "experiment: expected views-multilingual, views-vision, scaling, text-ablation or captioner, got `{}`",
+            args.name
+        );
     }
+    let partial = partial::partial_dir(&out_dir(args)?);
+    let training = Training {
+        devices,
+        partial: &partial,
+    };
+    match args.name.as_str() {
+        "views-multilingual" => views_multilingual::<B>(args, training),
+        "views-vision" => views_vision::run::<B>(args, training),
+        "scaling" => scaling::run::<B>(args, training),
+        "text-ablation" => ablation::run::<B>(args, training),
+        _ => captioner::run::<B>(args, devices),
+    }?;
+    // The report is written: its runs' checkpoints and snapshots are spent.
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial)
+            .with_context(|| format!("removing the finished runs' {}", partial.display()))?;
+    }
+    Ok(())
 }
 
 pub fn run(args: Args) -> Result<()> {

@@ -369,7 +369,14 @@ pub struct RecordingTask {
     pub texts: Vec<String>,
     /// Recorded embeddings, in step order.
     pub snapshots: Vec<Snapshot>,
+    /// Called with each new snapshot once it is kept (prh-native writes it beside the
+    /// run's checkpoint, so that an interrupted experiment resumes with the snapshots it
+    /// had; files are the shell's business, not this module's).
+    pub on_record: Option<OnRecord>,
 }
+
+/// What [`RecordingTask::on_record`] holds.
+pub type OnRecord = Box<dyn Fn(&Snapshot) -> Result<()> + Send + Sync>;
 
 impl RecordingTask {
     /// Embeds the probe texts with `model` and stores them as step `step`.
@@ -390,10 +397,14 @@ impl RecordingTask {
             256,
             device,
         )?;
-        self.snapshots.push(Snapshot {
+        let snapshot = Snapshot {
             step,
             embeddings: z,
-        });
+        };
+        if let Some(f) = &self.on_record {
+            f(&snapshot)?;
+        }
+        self.snapshots.push(snapshot);
         Ok(())
     }
 

@@ -10,8 +10,7 @@
 //! `views-multilingual`.
 
 use super::bilingual::Bilingual;
-use super::{Args, load_config, out_dir};
-use crate::backend::Devices;
+use super::{Args, Training, load_config, out_dir};
 use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -37,7 +36,7 @@ struct RowResult {
     cross: Option<AlignmentPoint>,
 }
 
-pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+pub(super) fn run<B: AutodiffBackend>(args: &Args, training: Training<'_, B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -64,7 +63,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
             .0;
         let opts = super::bilingual::metric_options(spec, 0, true);
         for &seed in &spec.seeds {
-            let (first, cross) = train_row::<B>(&bi, &rcfg, &source, row, seed, devices)?;
+            let (first, cross) = train_row::<B>(&bi, &rcfg, &source, row, seed, training)?;
             let (init, last) = match (first.snaps.first(), first.snaps.last()) {
                 (Some(i), Some(l)) => (i, l),
                 _ => anyhow::bail!("row `{}`: no snapshot recorded", row.name),
@@ -116,11 +115,12 @@ fn train_row<B: AutodiffBackend>(
     source: &str,
     row: &AblationRow,
     seed: u64,
-    devices: Devices<B>,
+    training: Training<'_, B>,
 ) -> Result<(super::bilingual::LangRun, Option<AlignmentPoint>)> {
     let mut none = |_: usize, _: &_, _: &_, _: &str| Ok(());
     if row.cross {
-        let pair = bi.train_pair::<B>(rcfg, source, row.objective, seed, None, 0, devices, none)?;
+        let pair =
+            bi.train_pair::<B>(rcfg, source, row.objective, seed, None, 0, training, none)?;
         let curve = bi.curve(rcfg, source, &pair)?;
         let steps = curve.last().map_or(0, |p| p.step);
         let first = super::bilingual::LangRun {
@@ -138,7 +138,7 @@ fn train_row<B: AutodiffBackend>(
             (row.objective, seed),
             None,
             0,
-            devices,
+            training,
             &mut none,
         )?;
         Ok((run, None))

@@ -3,7 +3,6 @@
 //! and its own tokenizer, probe texts (first caption of each fit-split image, then of each
 //! test-split image; the same images on both sides), and one encoder pair trained apart.
 
-use crate::backend::Devices;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{
@@ -21,7 +20,8 @@ use prh_core::train::TrainSummary;
 use std::path::Path;
 use std::time::Instant;
 
-use super::train_recording;
+use super::Training;
+use super::partial::{Recorded, train_recording};
 use crate::run_folder::read_tokenizer;
 
 /// Both languages' corpora, tokenizers and probe texts.
@@ -218,7 +218,7 @@ impl Bilingual {
         seed: u64,
         steps: Option<usize>,
         eval_every: usize,
-        devices: Devices<B>,
+        training: Training<'_, B>,
         mut on_trained: impl FnMut(
             usize,
             &RecordingTask,
@@ -236,7 +236,7 @@ impl Bilingual {
                 (objective, seed),
                 steps,
                 eval_every,
-                devices,
+                training,
                 &mut on_trained,
             )?;
             final_loss[l] = run.final_loss;
@@ -260,7 +260,7 @@ impl Bilingual {
         (objective, seed): (ViewKind, u64),
         steps: Option<usize>,
         eval_every: usize,
-        devices: Devices<B>,
+        training: Training<'_, B>,
         on_trained: &mut impl FnMut(
             usize,
             &RecordingTask,
@@ -277,16 +277,18 @@ impl Bilingual {
         tcfg.run.eval_every = eval_every;
         let config_toml = tcfg.to_toml()?;
         let inner = TextTask::new(tcfg.clone(), self.toks[l].clone(), &self.corpora[l].groups)?;
-        let t = Instant::now();
-        let (task, summary) = train_recording::<B>(
+        let Recorded {
+            task,
+            summary,
+            train_s,
+        } = train_recording::<B>(
             inner,
             self.recorded_rows(l),
             &config_toml,
             &format!("{} s{seed} {lang}", objective.label()),
-            devices,
+            training,
         )
         .with_context(|| format!("training {} seed {seed} ({lang})", objective.label()))?;
-        let train_s = t.elapsed().as_secs_f64();
         on_trained(l, &task, &summary, &config_toml)?;
         eprintln!(
             "{} seed {seed} {lang}: {} steps, loss {:.4}, {train_s:.1} s",

@@ -8,7 +8,6 @@
 //! `fit_from` on, checked on a held-out budget against the seeds' range there, and used
 //! for the sample-efficiency ratio (the paper's 42x), with a seed-bootstrap range.
 
-use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -22,7 +21,7 @@ use std::time::Instant;
 use super::bilingual::Bilingual;
 use super::views_vision::tfidf_scores;
 use super::vision::{VisionData, load, score, train_one};
-use super::{Args, load_config, out_dir};
+use super::{Args, Training, load_config, out_dir};
 
 /// One run: objective, seed, budget and its final scores.
 #[derive(Serialize)]
@@ -260,7 +259,7 @@ fn check_scaling(cfg: &ExperimentConfig) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+pub(super) fn run<B: AutodiffBackend>(args: &Args, training: Training<'_, B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -289,7 +288,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
     } else {
         let mut points = Vec::new();
         let runs = (spec.objectives.iter())
-            .map(|&objective| scaled.runs::<B>(objective, &mut points, devices))
+            .map(|&objective| scaled.runs::<B>(objective, &mut points, training))
             .collect::<Result<Vec<_>>>()?;
         (points, runs, None, None)
     };
@@ -489,7 +488,7 @@ impl Scaled<'_> {
         &self,
         objective: ViewKind,
         points: &mut Vec<serde_json::Value>,
-        devices: Devices<B>,
+        training: Training<'_, B>,
     ) -> Result<Runs> {
         let spec = &self.cfg.spec;
         let (budgets, batch) = (spec.scaling.budgets_for(objective), self.batch);
@@ -501,7 +500,7 @@ impl Scaled<'_> {
             let mut vals = Vec::new();
             for &seed in &spec.seeds {
                 let ((y, scores), first, train_s) =
-                    self.one_run::<B>(objective, seed, steps, init, devices)?;
+                    self.one_run::<B>(objective, seed, steps, init, training)?;
                 if init.is_nan() {
                     init = first;
                 }
@@ -587,7 +586,7 @@ impl Scaled<'_> {
         seed: u64,
         steps: usize,
         init: f64,
-        devices: Devices<B>,
+        training: Training<'_, B>,
     ) -> Result<((f64, serde_json::Value), f64, f64)> {
         let (cfg, source) = (self.cfg, self.source);
         match self.measure {
@@ -601,7 +600,7 @@ impl Scaled<'_> {
                     Some(steps),
                     0,
                     false,
-                    devices,
+                    training,
                 )?;
                 let score_of = |emb: &[f32], last: bool| -> Result<_> {
                     Ok(score(data, cfg, emb, tr.d, seed, last)?.0)
@@ -624,7 +623,7 @@ impl Scaled<'_> {
                     seed,
                     Some(steps),
                     0,
-                    devices,
+                    training,
                     |_, _, _, _| Ok(()),
                 )?;
                 let curve = bi.curve(cfg, source, &pair)?;

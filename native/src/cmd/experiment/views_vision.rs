@@ -2,7 +2,6 @@
 //! WordNet + Multi30k text, compared with EfficientNet-Lite0's class vectors over training;
 //! a random-init row; exports of each objective's first seed for the web app.
 
-use crate::backend::Devices;
 use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result};
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -15,7 +14,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::vision::{VisionData, load, score, score_with, stats_of, train_one, write_exports};
-use super::{Args, load_config, out_dir};
+use super::{Args, Training, load_config, out_dir};
 use prh_core::experiments::spectral_tfidf::{SpectralTfidf, fit_seeds};
 use prh_core::experiments::vision::VisionScores;
 use prh_core::text::tfidf::Tfidf;
@@ -30,7 +29,7 @@ struct Run {
     train_s: f64,
 }
 
-pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> {
+pub(super) fn run<B: AutodiffBackend>(args: &Args, training: Training<'_, B>) -> Result<()> {
     let t0 = Instant::now();
     let (source, cfg) = load_config(args)?;
     let spec = &cfg.spec;
@@ -64,7 +63,7 @@ pub(super) fn run<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Resul
                 seed,
                 export,
                 oi == 0,
-                devices,
+                training,
             )?;
             init_points.extend(init);
             runs.push(run);
@@ -109,7 +108,7 @@ fn train_and_score<B: AutodiffBackend>(
     seed: u64,
     export: bool,
     init: bool,
-    devices: Devices<B>,
+    training: Training<'_, B>,
 ) -> Result<(Run, Option<VisionScores>)> {
     let spec = &cfg.spec;
     let tr = train_one::<B>(
@@ -121,7 +120,7 @@ fn train_and_score<B: AutodiffBackend>(
         None,
         spec.eval_every,
         export,
-        devices,
+        training,
     )?;
     let mut curve = Vec::new();
     let last = tr.snapshots.len().saturating_sub(1);

@@ -8,7 +8,6 @@
 //! - `scaling`: one run per objective and budget (its own warmup and cosine schedule),
 //!   measured at its end; the law `a - b n^-c` is fit to mutual k-NN vs samples.
 
-use crate::backend::Devices;
 use anyhow::{Context, Result, bail};
 use prh_core::backend::burn::module::AutodiffModule;
 use prh_core::backend::burn::tensor::backend::AutodiffBackend;
@@ -24,9 +23,9 @@ use prh_core::text::tokenizer::TextTokenizer;
 use prh_core::theory::view_kind::ViewKind;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use super::{Args, train_recording};
+use super::partial::{Recorded, train_recording};
+use super::{Args, Training};
 use crate::output::{write_embeddings, write_file};
 
 /// Everything the runs share: the class texts and vectors, the corpus, the tokenizer.
@@ -186,7 +185,7 @@ pub(super) fn train_one<B: AutodiffBackend>(
     steps: Option<usize>,
     eval_every: usize,
     keep_bundle: bool,
-    devices: Devices<B>,
+    training: Training<'_, B>,
 ) -> Result<Trained> {
     let mut tcfg = cfg.train_config(source, objective, seed, "en")?;
     if let Some(s) = steps {
@@ -198,13 +197,16 @@ pub(super) fn train_one<B: AutodiffBackend>(
     let config_toml = tcfg.to_toml()?;
     let inner = TextTask::new(tcfg.clone(), data.tokenizer.clone(), &data.groups)?;
     let d = inner.spec.d_model;
-    let t = Instant::now();
-    let (task, summary) = train_recording::<B>(
+    let Recorded {
+        task,
+        summary,
+        train_s,
+    } = train_recording::<B>(
         inner,
         data.class_texts.clone(),
         &config_toml,
         &format!("{} s{seed}", objective.label()),
-        devices,
+        training,
     )
     .with_context(|| format!("training {} seed {seed}", objective.label()))?;
     let bundle = if keep_bundle {
@@ -217,7 +219,6 @@ pub(super) fn train_one<B: AutodiffBackend>(
     } else {
         None
     };
-    let train_s = t.elapsed().as_secs_f64();
     eprintln!(
         "{} seed {seed}: {} steps, loss {:.4}, {:.1} s",
         objective.label(),
