@@ -19,7 +19,7 @@ use crate::output::{ResultsHeader, write_file, write_results};
 use anyhow::{Context, Result, bail};
 use bilingual::Bilingual;
 use prh_core::backend::burn::module::AutodiffModule;
-use prh_core::backend::burn::tensor::backend::AutodiffBackend;
+use prh_core::backend::burn::tensor::backend::{AutodiffBackend, Backend};
 use prh_core::experiments::multilingual::{
     AlignmentPoint, ExperimentConfig, ExperimentSpec, RecordingTask, SeedStats, bands, seed_stats,
 };
@@ -156,18 +156,18 @@ pub struct Args {
 /// Where an experiment's encoders train: on `devices`, each run keeping its checkpoint
 /// and snapshots in its folder under `partial` (`OUT/partial`, [`partial`]) until the
 /// experiment has written its report, so a killed experiment continues where it stopped.
-pub(super) struct Training<'a, B: prh_core::backend::burn::tensor::backend::Backend> {
+pub(super) struct Training<'a, B: Backend> {
     pub devices: Devices<B>,
     pub partial: &'a Path,
 }
 
-impl<B: prh_core::backend::burn::tensor::backend::Backend> Clone for Training<'_, B> {
+impl<B: Backend> Clone for Training<'_, B> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<B: prh_core::backend::burn::tensor::backend::Backend> Copy for Training<'_, B> {}
+impl<B: Backend> Copy for Training<'_, B> {}
 
 /// One objective x seed: both languages trained, their alignment over steps.
 #[derive(Serialize)]
@@ -616,7 +616,8 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
     }
     if !EXPERIMENTS.contains(&args.name.as_str()) {
         bail!(
-            "experiment: expected views-multilingual, views-vision, scaling, text-ablation or captioner, got `{}`",
+            "experiment: expected one of {}, got `{}`",
+            EXPERIMENTS.join(", "),
             args.name
         );
     }

@@ -424,10 +424,10 @@ pub fn expected_mutual_knn(
             )));
         }
         let (_, &mut v, _) = row.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        let others = || (0..n).filter(|&j| j != i).map(|j| g[(i, j)]);
-        let sure = others().filter(|&s| s > v + tol).count();
+        // `row` holds the same similarities (reordered by the selection; counts ignore order).
+        let sure = row.iter().filter(|&&s| s > v + tol).count();
         // v itself is tied, so tied >= 1 and sure <= k - 1.
-        let tied = others().filter(|&s| (s - v).abs() <= tol).count();
+        let tied = row.iter().filter(|&&s| (s - v).abs() <= tol).count();
         let p = (k - sure) as f64 / tied as f64;
         for (j, w) in w.iter_mut().enumerate() {
             let s = g[(i, j)];

@@ -21,6 +21,7 @@
 use super::Training;
 use crate::progress::Progress;
 use anyhow::{Context, Result, bail};
+use prh_core::backend::burn::tensor::backend::AutodiffBackend;
 use prh_core::experiments::multilingual::{OnRecord, RecordingTask, Snapshot};
 use prh_core::formats::npy::{npy_bytes, read_npy};
 use prh_core::models::text_encoder::TextEncoder;
@@ -207,7 +208,7 @@ impl RunSink for PartialSink {
 
 /// One trained encoder: the task with its snapshots, the training summary, and its
 /// training seconds (summed over interruptions).
-pub(super) struct Recorded<B: prh_core::backend::burn::tensor::backend::AutodiffBackend> {
+pub(super) struct Recorded<B: AutodiffBackend> {
     pub task: RecordingTask,
     pub summary: TrainSummary<TextEncoder<B>>,
     pub train_s: f64,
@@ -218,7 +219,7 @@ pub(super) struct Recorded<B: prh_core::backend::burn::tensor::backend::Autodiff
 /// and at every evaluation step: the run every experiment does per objective, seed (and
 /// language), on one device per `run.data_parallel` replica. `label` names the run in the
 /// progress output and in its folder's name.
-pub(super) fn train_recording<B: prh_core::backend::burn::tensor::backend::AutodiffBackend>(
+pub(super) fn train_recording<B: AutodiffBackend>(
     inner: TextTask,
     texts: Vec<String>,
     config_toml: &str,
