@@ -285,15 +285,42 @@ struct Job {
 
 impl Job {
     /// Rank of its expected cost, costliest first (measured: a picture run is ~4x a
-    /// caption run and ~10x a symbol run): the pool starts the long runs first so the
-    /// workers finish together.
+    /// caption run and ~10x a symbol run; the baselines, [`Work::Baseline`], rank between
+    /// captions and symbols): the pool starts the long runs first so the workers finish
+    /// together.
     fn cost_rank(&self) -> u8 {
         match (self.observation, self.m) {
             (Observation::Rendered, Modality::Image) => 0,
             (Observation::Rendered, Modality::Text) => 1,
-            _ => 2,
+            _ => 3,
         }
     }
+}
+
+/// One item of the demo's pool: an encoder to train (slot in report order, job), or
+/// baseline `i` of [`baseline_cases`] to measure. The baselines need no trained encoder,
+/// so they share the training pool instead of running after it (20 s of a 211 s demo on
+/// the 2-core machine of 7 December, most of it the random-init picture encoders'
+/// closed-form heads, on 16,384 and 65,536 pairs as the trained ones get).
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Train(usize, Job),
+    Baseline(usize),
+}
+
+impl Work {
+    fn cost_rank(&self) -> u8 {
+        match self {
+            Work::Train(_, job) => job.cost_rank(),
+            Work::Baseline(_) => 2,
+        }
+    }
+}
+
+/// What a [`Work`] item gives back.
+enum Done {
+    Trained(Box<(SceneModel<Inner>, Convergence)>),
+    Baselines(Vec<Baseline>),
 }
 
 /// Trains one encoder in its run folder, with `replicas` data-parallel replicas.
@@ -399,8 +426,7 @@ pub fn run(args: Args) -> Result<()> {
     let device = demo_devices().main();
     let emb_dir = args.out.join("embeddings");
     std::fs::create_dir_all(&emb_dir).with_context(|| format!("creating {}", emb_dir.display()))?;
-    let results = train_all(&args, &cfg, &world, &theories, &device, (&emb_dir, t0))?;
-    let baselines = baselines(&cfg, &world, &theories, &device)?;
+    let (results, baselines) = train_all(&args, &cfg, &world, &theories, &device, (&emb_dir, t0))?;
     // 3. Report.
     print_table(&results, &baselines);
     print_spectra(&results);
@@ -469,7 +495,8 @@ fn pool<T: Send>(
 }
 
 /// Every encoder of the demo trained and evaluated: per observation, objective and view
-/// kind an image and a caption encoder (progress on stdout).
+/// kind an image and a caption encoder (progress on stdout); and, on the same pool, the
+/// baselines ([`baseline_cases`]).
 ///
 /// The encoders are trained apart from each other (no pair ever crosses modalities), so
 /// they train at once: a pool of one worker per core (two here) takes the runs costliest
@@ -485,7 +512,7 @@ fn train_all(
     theories: &[KindTheory],
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     (emb_dir, t0): (&Path, Instant),
-) -> Result<Vec<KindResults>> {
+) -> Result<(Vec<KindResults>, Vec<Baseline>)> {
     let workers = workers();
     let replicas = if workers > 1 {
         1
@@ -517,18 +544,42 @@ fn train_all(
         cfg.image.run.steps,
         cfg.caption.run.steps
     );
-    let jobs = jobs_costliest_first(&pairs);
-    let trained = pool(workers, jobs.len(), |i| {
-        let job = jobs[i].1;
-        train_one(args, cfg, &theories[job.theory], job, replicas)
+    let cases = baseline_cases(cfg, theories);
+    let mut work: Vec<Work> = jobs_costliest_first(&pairs)
+        .into_iter()
+        .map(|(slot, job)| Work::Train(slot, job))
+        .chain((0..cases.len()).map(Work::Baseline))
+        .collect();
+    // Stable: equal ranks keep the report's order.
+    work.sort_by_key(Work::cost_rank);
+    let done = pool(workers, work.len(), |i| match work[i] {
+        Work::Train(_, job) => Ok(Done::Trained(Box::new(train_one(
+            args,
+            cfg,
+            &theories[job.theory],
+            job,
+            replicas,
+        )?))),
+        Work::Baseline(b) => Ok(Done::Baselines(measure_baseline(
+            cases[b], cfg, world, theories, device,
+        )?)),
     })?;
-    // Back in report order: pair p's image is slot 2p, its caption 2p + 1.
+    // Back in report order: pair p's image is slot 2p, its caption 2p + 1; the baselines
+    // in the order of their cases.
     let mut slots: Vec<Option<(SceneModel<Inner>, Convergence)>> =
-        (0..jobs.len()).map(|_| None).collect();
-    for (&(slot, _), t) in jobs.iter().zip(trained) {
-        slots[slot] = Some(t);
+        (0..2 * pairs.len()).map(|_| None).collect();
+    let mut measured: Vec<Vec<Baseline>> = vec![Vec::new(); cases.len()];
+    for (w, d) in work.iter().zip(done) {
+        match (w, d) {
+            (Work::Train(slot, _), Done::Trained(t)) => slots[*slot] = Some(*t),
+            (Work::Baseline(b), Done::Baselines(m)) => measured[*b] = m,
+            _ => anyhow::bail!("a pool item returned another item's result"),
+        }
     }
-    println!("  trained in {:.0} s", t0.elapsed().as_secs_f64());
+    println!(
+        "  trained, and the baselines measured, in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
     let slots = std::sync::Mutex::new(slots);
     let take = |slot: usize| {
         slots
@@ -555,7 +606,7 @@ fn train_all(
     })?;
     print_steps(&results);
     println!("  evaluated in {:.0} s so far", t0.elapsed().as_secs_f64());
-    Ok(results)
+    Ok((results, measured.into_iter().flatten().collect()))
 }
 
 /// The training jobs of `pairs` (observation, loss, theory), an image and a caption
@@ -597,46 +648,57 @@ fn print_steps(results: &[KindResults]) {
     }
 }
 
-/// The baselines of each observation and view kind: the encoders before training (random
-/// init), then the raw observations with no encoder (pixels / TF-IDF, one-hot codes).
-fn baselines(
+/// One baseline measurement: the encoders before training (random init) of an observation
+/// and view kind, or the raw observations with no encoder (one item serves all view kinds
+/// of its observation: the raw rows do not depend on the kind, only their comparison with
+/// each kind's F does).
+#[derive(Debug, Clone, Copy)]
+enum BaselineCase {
+    RandomInit(Observation, usize),
+    RawInput(Observation),
+}
+
+/// The baselines of each observation and view kind (`theories` index the kinds): first the
+/// untrained encoders of every case, then the raw inputs of every observation, the
+/// report's order.
+fn baseline_cases(cfg: &DemoConfig, theories: &[KindTheory]) -> Vec<BaselineCase> {
+    let random = cfg
+        .observations
+        .iter()
+        .flat_map(|&o| (0..theories.len()).map(move |t| BaselineCase::RandomInit(o, t)));
+    let raw = cfg.observations.iter().map(|&o| BaselineCase::RawInput(o));
+    random.chain(raw).collect()
+}
+
+/// Measures one [`BaselineCase`].
+fn measure_baseline(
+    case: BaselineCase,
     cfg: &DemoConfig,
     world: &SceneWorld,
     theories: &[KindTheory],
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
 ) -> Result<Vec<Baseline>> {
-    let cases: Vec<(Observation, &KindTheory)> = cfg
-        .observations
-        .iter()
-        .flat_map(|&o| theories.iter().map(move |t| (o, t)))
-        .collect();
-    // Both baselines share the pool: first the untrained encoders of every case, then the
-    // raw inputs of every observation (one job serves all its view kinds: the raw rows do
-    // not depend on the kind, only their comparison with each kind's F does).
-    let jobs = cases.len() + cfg.observations.len();
-    let out = pool(workers(), jobs, |i| {
-        if i >= cases.len() {
-            let observation = cfg.observations[i - cases.len()];
+    let (observation, t) = match case {
+        BaselineCase::RawInput(observation) => {
             return evaluate_raw_baseline(observation, world, theories, cfg)
                 .context("evaluating the raw-input baseline");
         }
-        let (observation, t) = cases[i];
-        let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
-            let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
-            let tok = if c.needs_tokenizer() {
-                Some(prh_core::scene::render_text::caption_tokenizer(world)?)
-            } else {
-                None
-            };
-            Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
+        BaselineCase::RandomInit(observation, t) => (observation, &theories[t]),
+    };
+    let untrained = |m: Modality| -> Result<SceneModel<Inner>> {
+        let c = cfg.run_config(m, t.kind, LossKind::Spectral, observation);
+        let tok = if c.needs_tokenizer() {
+            Some(prh_core::scene::render_text::caption_tokenizer(world)?)
+        } else {
+            None
         };
-        let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
-        Ok(vec![
-            evaluate_baseline(observation, world, t, &image, &text, cfg, device)
-                .context("evaluating the random-init baseline")?,
-        ])
-    })?;
-    Ok(out.into_iter().flatten().collect())
+        Ok(untrained_model::<Inner>(&c, world, tok.as_ref(), device)?)
+    };
+    let (image, text) = (untrained(Modality::Image)?, untrained(Modality::Text)?);
+    Ok(vec![
+        evaluate_baseline(observation, world, t, &image, &text, cfg, device)
+            .context("evaluating the random-init baseline")?,
+    ])
 }
 
 /// The report folder: `embeddings/states.json`, `results.json` and the SVG plots.
