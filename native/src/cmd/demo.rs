@@ -545,12 +545,12 @@ fn train_all(
         cfg.caption.run.steps
     );
     let cases = baseline_cases(cfg, theories);
-    let mut work: Vec<Work> = jobs_costliest_first(&pairs)
-        .into_iter()
+    let mut work: Vec<Work> = training_jobs(&pairs)
+        .enumerate()
         .map(|(slot, job)| Work::Train(slot, job))
         .chain((0..cases.len()).map(Work::Baseline))
         .collect();
-    // Stable: equal ranks keep the report's order.
+    // Costliest first; stable, so equal ranks keep the report's order.
     work.sort_by_key(Work::cost_rank);
     let done = pool(workers, work.len(), |i| match work[i] {
         Work::Train(_, job) => Ok(Done::Trained(Box::new(train_one(
@@ -610,24 +610,17 @@ fn train_all(
 }
 
 /// The training jobs of `pairs` (observation, loss, theory), an image and a caption
-/// encoder each, with their slot in report order (pair p's image 2p, its caption 2p + 1),
-/// costliest first.
-fn jobs_costliest_first(pairs: &[(Observation, LossKind, usize)]) -> Vec<(usize, Job)> {
-    let mut jobs: Vec<(usize, Job)> = pairs
-        .iter()
-        .flat_map(|&(observation, loss, theory)| {
-            [Modality::Image, Modality::Text].map(|m| Job {
-                observation,
-                loss,
-                theory,
-                m,
-            })
+/// encoder each, in report order: job k fills slot k (pair p's image 2p, its caption
+/// 2p + 1).
+fn training_jobs(pairs: &[(Observation, LossKind, usize)]) -> impl Iterator<Item = Job> + '_ {
+    pairs.iter().flat_map(|&(observation, loss, theory)| {
+        [Modality::Image, Modality::Text].map(|m| Job {
+            observation,
+            loss,
+            theory,
+            m,
         })
-        .enumerate()
-        .collect();
-    // Stable: equal ranks keep the report's order.
-    jobs.sort_by_key(|(_, j)| j.cost_rank());
-    jobs
+    })
 }
 
 /// How many steps each pair's encoders trained, and whether the plateau or the budget
