@@ -317,9 +317,12 @@ impl Work {
     }
 }
 
+/// A trained encoder and how it converged.
+type Trained = (SceneModel<Inner>, Convergence);
+
 /// What a [`Work`] item gives back.
 enum Done {
-    Trained(Box<(SceneModel<Inner>, Convergence)>),
+    Trained(Box<Trained>),
     Baselines(Vec<Baseline>),
 }
 
@@ -330,7 +333,7 @@ fn train_one(
     t: &KindTheory,
     job: Job,
     replicas: usize,
-) -> Result<(SceneModel<Inner>, Convergence)> {
+) -> Result<Trained> {
     let name = run_name(job.observation, job.loss, t.kind, job.m);
     let mut run_cfg = cfg.run_config(job.m, t.kind, job.loss, job.observation);
     run_cfg.run.data_parallel = replicas;
@@ -352,8 +355,8 @@ fn evaluate_pair(
     world: &SceneWorld,
     t: &KindTheory,
     (loss, observation): (LossKind, Observation),
-    (image, image_training): (SceneModel<Inner>, Convergence),
-    (text, text_training): (SceneModel<Inner>, Convergence),
+    (image, image_training): Trained,
+    (text, text_training): Trained,
     device: &prh_core::backend::burn::tensor::Device<DemoBackend>,
     emb_dir: &Path,
 ) -> Result<KindResults> {
@@ -525,25 +528,7 @@ fn train_all(
         .flat_map(|&o| cfg.losses.iter().map(move |&l| (o, l)))
         .flat_map(|(o, l)| (0..theories.len()).map(move |t| (o, l, t)))
         .collect();
-    let bad = cfg.bad_views.as_ref().map_or(String::new(), |b| {
-        format!(
-            "; the spectral bad-view runs: captions {} steps to the end, pictures {} windows of patience{}",
-            b.caption_steps,
-            b.image_patience,
-            if b.symbols_to_budget {
-                ", symbols their whole budget"
-            } else {
-                ""
-            }
-        )
-    });
-    println!(
-        "\ntraining {} encoders on {workers} worker(s), {replicas} replica(s) each (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss{bad}) ...",
-        2 * pairs.len(),
-        cfg.symbolic_steps,
-        cfg.image.run.steps,
-        cfg.caption.run.steps
-    );
+    print_plan(cfg, 2 * pairs.len(), workers, replicas);
     let cases = baseline_cases(cfg, theories);
     let mut work: Vec<Work> = training_jobs(&pairs)
         .enumerate()
@@ -564,18 +549,7 @@ fn train_all(
             cases[b], cfg, world, theories, device,
         )?)),
     })?;
-    // Back in report order: pair p's image is slot 2p, its caption 2p + 1; the baselines
-    // in the order of their cases.
-    let mut slots: Vec<Option<(SceneModel<Inner>, Convergence)>> =
-        (0..2 * pairs.len()).map(|_| None).collect();
-    let mut measured: Vec<Vec<Baseline>> = vec![Vec::new(); cases.len()];
-    for (w, d) in work.iter().zip(done) {
-        match (w, d) {
-            (Work::Train(slot, _), Done::Trained(t)) => slots[*slot] = Some(*t),
-            (Work::Baseline(b), Done::Baselines(m)) => measured[*b] = m,
-            _ => anyhow::bail!("a pool item returned another item's result"),
-        }
-    }
+    let (slots, baselines) = regroup(&work, done, 2 * pairs.len(), cases.len())?;
     println!(
         "  trained, and the baselines measured, in {:.0} s",
         t0.elapsed().as_secs_f64()
@@ -606,7 +580,48 @@ fn train_all(
     })?;
     print_steps(&results);
     println!("  evaluated in {:.0} s so far", t0.elapsed().as_secs_f64());
-    Ok((results, measured.into_iter().flatten().collect()))
+    Ok((results, baselines))
+}
+
+/// The plan of [`train_all`] on stdout: how many encoders on how many workers, and each
+/// kind of run's budget.
+fn print_plan(cfg: &DemoConfig, encoders: usize, workers: usize, replicas: usize) {
+    let bad = cfg.bad_views.as_ref().map_or(String::new(), |b| {
+        format!(
+            "; the spectral bad-view runs: captions {} steps to the end, pictures {} windows of patience{}",
+            b.caption_steps,
+            b.image_patience,
+            if b.symbols_to_budget {
+                ", symbols their whole budget"
+            } else {
+                ""
+            }
+        )
+    });
+    println!(
+        "\ntraining {encoders} encoders on {workers} worker(s), {replicas} replica(s) each (budgets: {} steps on symbols, {} image steps, {} caption steps; each stops on the plateau of its loss{bad}) ...",
+        cfg.symbolic_steps, cfg.image.run.steps, cfg.caption.run.steps
+    );
+}
+
+/// The pool's results back in report order: the trained encoders by slot (pair p's image
+/// is slot 2p, its caption 2p + 1), the baselines in the order of their cases.
+fn regroup(
+    work: &[Work],
+    done: Vec<Done>,
+    slots: usize,
+    cases: usize,
+) -> Result<(Vec<Option<Trained>>, Vec<Baseline>)> {
+    let mut trained: Vec<Option<Trained>> = (0..slots).map(|_| None).collect();
+    let mut measured: Vec<Vec<Baseline>> = vec![Vec::new(); cases];
+    for (w, d) in work.iter().zip(done) {
+        match (w, d) {
+            (Work::Train(slot, _), Done::Trained(t)) => trained[*slot] = Some(*t),
+            (Work::Baseline(b), Done::Baselines(m)) => measured[*b] = m,
+            _ => anyhow::bail!("a pool item returned another item's result"),
+        }
+    }
+    Ok((trained, measured.into_iter().flatten().collect()))
 }
 
 /// The training jobs of `pairs` (observation, loss, theory), an image and a caption
