@@ -301,7 +301,7 @@ impl Job {
 /// baseline `i` of [`baseline_cases`] to measure. The baselines need no trained encoder,
 /// so they share the training pool instead of running after it (20 s of a 211 s demo on
 /// the 2-core machine of 7 December, most of it the random-init picture encoders'
-/// closed-form heads, on 16,384 and 65,536 pairs as the trained ones get).
+/// closed-form heads, on as many pairs as the trained ones get).
 #[derive(Debug, Clone, Copy)]
 enum Work {
     Train(usize, Job),

@@ -500,12 +500,12 @@ impl DemoConfig {
         // alignment no training produced.
         caption.run.seed = seed.wrapping_add(1);
         // The bad-view runs (BadViewRuns): rendered captions 3x the budget, to the end;
-        // spectral pictures twice the patience and 4x the head's pairs; spectral symbol
-        // runs their whole budget.
+        // spectral pictures twice the patience (their head on as many pairs as the
+        // good-view runs', since 7 December); spectral symbol runs their whole budget.
         let bad_views = Some(BadViewRuns {
             caption_steps: 3 * steps[1],
             image_patience: 2 * image.run.plateau_patience,
-            image_head_pairs: 4 * image.image.head_pairs,
+            image_head_pairs: image.image.head_pairs,
             symbols_to_budget: true,
         });
         DemoConfig {
