@@ -39,6 +39,7 @@ mod bilingual;
 mod captioner;
 mod partial;
 mod scaling;
+mod sigreg_population;
 mod views_vision;
 mod vision;
 
@@ -122,7 +123,8 @@ fn out_dir(args: &Args) -> Result<PathBuf> {
 /// Run an experiment of issue 6 and write its report folder.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Experiment: views-multilingual, views-vision, scaling, text-ablation or captioner.
+    /// Experiment: views-multilingual, views-vision, scaling, text-ablation, captioner or
+    /// sigreg-population.
     pub name: String,
     /// The smoke-test size (one seed, tiny budget; minutes on a CPU).
     #[arg(long)]
@@ -616,7 +618,7 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
     }
     if !EXPERIMENTS.contains(&args.name.as_str()) {
         bail!(
-            "experiment: expected one of {}, got `{}`",
+            "experiment: expected one of {}, sigreg-population, got `{}`",
             EXPERIMENTS.join(", "),
             args.name
         );
@@ -642,6 +644,10 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
 }
 
 pub fn run(args: Args) -> Result<()> {
+    // No training run, so no backend: SIGReg's expected loss in f64.
+    if args.name == "sigreg-population" {
+        return sigreg_population::run(&args);
+    }
     struct Experiment<'a>(&'a Args);
     impl crate::backend::OnTrainBackend for Experiment<'_> {
         type Out = ();

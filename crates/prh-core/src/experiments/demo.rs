@@ -570,6 +570,9 @@ impl DemoConfig {
         // variance), larger ones spread the variance over position too, which F leaves out
         // (a mixture of more factors is more Gaussian). docs/results/sigreg-bad/, symbols:
         // best 0.334 at weight 0.5-1 against the spectral pair's 0.429 on the 192 states.
+        // SIGReg's own optimum, computed over free encoders of views from its expected loss
+        // (experiments::sigreg_population), aligns at 0.347 (at most 0.352 over weights
+        // 0.05-1): the target is out of SIGReg's reach, not of its optimiser's.
         if let (ViewKind::Bad, Observation::Rendered, LossKind::Spectral, Some(b)) =
             (kind, observation, loss, &self.bad_views)
         {

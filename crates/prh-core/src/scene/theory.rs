@@ -182,6 +182,59 @@ pub fn eigenspace_shares(q: &Matrix, theory: &ModalityTheory) -> Result<Vec<Eige
     Ok(out)
 }
 
+/// The share of a representation's variance in each single-factor eigenspace of K (a
+/// factor's or the nuisance's own directions, [`KernelMode`]) and in all their products
+/// together: `||P_S X_w||_F^2 / ||X_w||_F^2` with `X_w = D^1/2 (X - 1 mu_p^T)` as in
+/// [`compare_to_theory`]. Where [`eigenspace_shares`] counts the dimensions a subspace
+/// holds, this weighs them by how much variance they carry, which is what a neighbour
+/// search sees. The shares sum to 1.
+///
+/// # Shapes
+/// `x [n_m, e]` -> one `(name, share)` per factor, then `("interactions", share)`
+pub fn variance_shares(x: &Matrix, theory: &ModalityTheory) -> Result<Vec<(&'static str, f64)>> {
+    let (n, e) = (x.nrows(), x.ncols());
+    let p = &theory.p;
+    if n != p.len() {
+        return Err(Error::invalid(format!(
+            "variance shares: {n} rows for {} augmented states",
+            p.len()
+        )));
+    }
+    let columns: Vec<Vec<f64>> = (0..e)
+        .map(|j| {
+            let mu: f64 = (0..n).map(|i| p[i] * x[(i, j)]).sum();
+            (0..n).map(|i| p[i].sqrt() * (x[(i, j)] - mu)).collect()
+        })
+        .collect();
+    let total: f64 = columns.iter().flatten().map(|v| v * v).sum();
+    if total <= 0.0 {
+        return Err(Error::invalid(
+            "variance shares of a constant representation".to_string(),
+        ));
+    }
+    let share = |subset: usize| -> f64 {
+        columns
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                project_eigenspace(&mut c, &theory.modes, subset);
+                c.iter().map(|v| v * v).sum::<f64>()
+            })
+            .sum::<f64>()
+            / total
+    };
+    let mut out: Vec<(&'static str, f64)> = theory
+        .modes
+        .iter()
+        .enumerate()
+        .map(|(i, mode)| (mode.name, share(1 << i)))
+        .collect();
+    let singles: f64 = out.iter().map(|s| s.1).sum();
+    // Rounding can leave a p-centred product-free representation at -1e-17.
+    out.push(("interactions", (1.0 - singles).max(0.0)));
+    Ok(out)
+}
+
 /// One line naming what a learned subspace holds: the eigenspaces of the prediction with
 /// the dimensions held of each (`shape 2.98/3`), then those outside it that hold at least
 /// 0.05 of a dimension (`outside F: shape x position 0.84`).
