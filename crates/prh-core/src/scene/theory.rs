@@ -192,19 +192,9 @@ pub fn eigenspace_shares(q: &Matrix, theory: &ModalityTheory) -> Result<Vec<Eige
 /// # Shapes
 /// `x [n_m, e]` -> one `(name, share)` per factor, then `("interactions", share)`
 pub fn variance_shares(x: &Matrix, theory: &ModalityTheory) -> Result<Vec<(&'static str, f64)>> {
-    let (n, e) = (x.nrows(), x.ncols());
-    let p = &theory.p;
-    if n != p.len() {
-        return Err(Error::invalid(format!(
-            "variance shares: {n} rows for {} augmented states",
-            p.len()
-        )));
-    }
-    let columns: Vec<Vec<f64>> = (0..e)
-        .map(|j| {
-            let mu: f64 = (0..n).map(|i| p[i] * x[(i, j)]).sum();
-            (0..n).map(|i| p[i].sqrt() * (x[(i, j)] - mu)).collect()
-        })
+    let xw = weighted_centred(x, theory)?;
+    let columns: Vec<Vec<f64>> = (0..xw.ncols())
+        .map(|j| (0..xw.nrows()).map(|i| xw[(i, j)]).collect())
         .collect();
     let total: f64 = columns.iter().flatten().map(|v| v * v).sum();
     if total <= 0.0 {
@@ -387,12 +377,12 @@ pub fn compare_to_theory(x: &Matrix, theory: &ModalityTheory) -> Result<LearnedV
 /// eigenspace out (of either subspace).
 pub const SHARE_SHOWN: f64 = 0.005;
 
-/// [`compare_to_theory`]'s CKA and the learned top-d subspace's orthonormal basis
-/// (D^1/2-weighted, p-centred).
+/// `X_w = D^1/2 (X - 1 mu_p^T)`, `mu_p = X^T p`: rows weighted and centred by the
+/// distribution the encoder was trained on.
 ///
 /// # Shapes
-/// `x [n_m, e]` -> basis `[n_m, min(d, e)]`
-fn cka_and_basis(x: &Matrix, theory: &ModalityTheory) -> Result<(f64, Matrix)> {
+/// `x [n_m, e]` -> `[n_m, e]`
+fn weighted_centred(x: &Matrix, theory: &ModalityTheory) -> Result<Matrix> {
     let (n, e) = (x.nrows(), x.ncols());
     let p = &theory.p;
     if n != p.len() {
@@ -404,7 +394,19 @@ fn cka_and_basis(x: &Matrix, theory: &ModalityTheory) -> Result<(f64, Matrix)> {
     let mu: Vec<f64> = (0..e)
         .map(|j| (0..n).map(|i| p[i] * x[(i, j)]).sum())
         .collect();
-    let xw = Matrix::from_fn(n, e, |i, j| p[i].sqrt() * (x[(i, j)] - mu[j]));
+    Ok(Matrix::from_fn(n, e, |i, j| {
+        p[i].sqrt() * (x[(i, j)] - mu[j])
+    }))
+}
+
+/// [`compare_to_theory`]'s CKA and the learned top-d subspace's orthonormal basis
+/// (D^1/2-weighted, p-centred).
+///
+/// # Shapes
+/// `x [n_m, e]` -> basis `[n_m, min(d, e)]`
+fn cka_and_basis(x: &Matrix, theory: &ModalityTheory) -> Result<(f64, Matrix)> {
+    let e = x.ncols();
+    let xw = weighted_centred(x, theory)?;
     let u = &theory.u;
     let cross = (xw.transpose() * u).norm_l2().powi(2);
     let cka = cross / ((xw.transpose() * &xw).norm_l2() * (u.transpose() * u).norm_l2());
@@ -488,6 +490,30 @@ fn rows_matrix(rows: &[Vec<f64>]) -> Matrix {
 mod tests {
     use super::*;
     use crate::scene::SceneConfig;
+
+    /// F is whitened under p (F^T D F = I), so each factor's eigenspace holds variance in
+    /// proportion to the directions F takes from it (closed form: shape 3/11, size 2/11,
+    /// position 0 under the demo world's bad views), nothing in interactions; and the
+    /// shares are invariant to a rotation and a scaling of the columns.
+    #[test]
+    fn variance_shares_of_f_are_its_dimensions() {
+        let w = SceneWorld::new(SceneConfig::demo(0)).unwrap();
+        let th = modality_theory(&w, Modality::Image, ViewKind::Bad, 11).unwrap();
+        let shares = variance_shares(&th.f, &th).unwrap();
+        let want = [3.0, 3.0, 2.0, 0.0, 3.0, 0.0].map(|v| v / 11.0);
+        for ((name, got), want) in shares.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{name}: {got} against {want}");
+        }
+        let (c, sn) = (0.6f64, 0.8f64);
+        let rotated = Matrix::from_fn(th.f.nrows(), 11, |i, j| match j {
+            0 => 3.0 * (c * th.f[(i, 0)] - sn * th.f[(i, 1)]),
+            1 => 3.0 * (sn * th.f[(i, 0)] + c * th.f[(i, 1)]),
+            _ => 3.0 * th.f[(i, j)],
+        });
+        for (a, b) in shares.iter().zip(variance_shares(&rotated, &th).unwrap()) {
+            assert!((a.1 - b.1).abs() < 1e-9, "{}: {} against {}", a.0, a.1, b.1);
+        }
+    }
 
     /// A world whose window ends inside a degenerate eigenspace: position's visibility
     /// 0.64 equals the shape x colour product 0.8 x 0.8, so lambda_d = lambda_{d+1} and
