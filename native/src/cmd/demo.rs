@@ -177,6 +177,13 @@ fn print_table(results: &[KindResults], baselines: &[Baseline]) {
             r.learned.n_test, r.learned.n_fit, r.learned.r1_chance
         );
     }
+    if results.iter().any(|r| r.loss == LossKind::Sigreg) {
+        println!(
+            "(predicted: the theorem's F, proven for whitened second-order objectives such as \
+             `spectral`, not for SIGReg; SIGReg's own optimum on the demo's world: \
+             prh-native experiment sigreg-population [--quick] [--set seed=S])"
+        );
+    }
 }
 
 /// Each encoder's reached spectrum beside K's (`SpectrumReached`): which predicted
