@@ -20,10 +20,17 @@ use std::time::Instant;
 /// [`PopulationConfig`] (`steps`, `lr`, `slices`, `lambdas`, `bias`, `kinds`, `starts`,
 /// `seed`).
 pub fn run(args: &Args) -> Result<()> {
-    if args.config.is_some() || args.demo.is_some() || args.data.is_some() {
+    if args.config.is_some() || args.demo.is_some() || args.data.is_some() || args.from_results {
         bail!(
-            "experiment sigreg-population reads no config file, demo or data: its settings \
-             are the demo's, changed with --set (e.g. --set steps=1000 --set 'lambdas=[0.05, 0.5]')"
+            "experiment sigreg-population takes no --config, --demo, --data or --from-results: \
+             its settings are the demo's, changed with --set (e.g. --set steps=1000 --set \
+             'lambdas=[0.05, 0.5]')"
+        );
+    }
+    if args.device != "cpu" {
+        bail!(
+            "experiment sigreg-population runs in f64 on the CPU (no backend), got --device {}",
+            args.device
         );
     }
     let t0 = Instant::now();
