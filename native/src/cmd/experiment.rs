@@ -603,6 +603,9 @@ fn differences(summaries: &[Summary], a: &str, b: &str) -> String {
     md
 }
 
+/// The experiment that trains nothing and so runs without a backend (before `dispatch`).
+const WITHOUT_BACKEND: &str = "sigreg-population";
+
 /// The experiments `dispatch` runs.
 const EXPERIMENTS: [&str; 5] = [
     "views-multilingual",
@@ -618,7 +621,7 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
     }
     if !EXPERIMENTS.contains(&args.name.as_str()) {
         bail!(
-            "experiment: expected one of {}, sigreg-population, got `{}`",
+            "experiment: expected one of {}, {WITHOUT_BACKEND}, got `{}`",
             EXPERIMENTS.join(", "),
             args.name
         );
@@ -645,7 +648,7 @@ fn dispatch<B: AutodiffBackend>(args: &Args, devices: Devices<B>) -> Result<()> 
 
 pub fn run(args: Args) -> Result<()> {
     // No training run, so no backend: SIGReg's expected loss in f64.
-    if args.name == "sigreg-population" {
+    if args.name == WITHOUT_BACKEND {
         return sigreg_population::run(&args);
     }
     struct Experiment<'a>(&'a Args);

@@ -32,13 +32,16 @@
 //!   N D(f) alone. Both are exact over the atoms; only the directions a are sampled.
 //!
 //! [`minimise`] runs Adam on L from a random table or from the theorem's optimum read at
-//! views (the posterior mean E[F(s) | x]), and [`evaluate`] scores the result as the demo
-//! scores a trained encoder: against F at the clean views (CKA, sin-theta, which of K's
-//! eigenspaces hold its variance), and image vs text at paired clean views.
+//! views (the posterior mean E[F(s) | x]); [`solve`] scores the result as the demo scores a
+//! trained encoder, against F at the clean views (CKA, sin-theta, the variance in each of
+//! K's eigenspaces), and [`pair`] aligns image vs text at paired clean views.
 
-use crate::linalg::Matrix;
+use crate::linalg::{Matrix, from_row_major, select_rows, to_row_major};
 use crate::rng::{Stream, generator, standard_normal};
-use crate::scene::theory::{ModalityTheory, modality_theory};
+use crate::scene::theory::{
+    ModalityTheory, augmented_indices, compare_to_theory, modality_theory, paired_seed,
+    paired_views, predicted_rows, variance_shares,
+};
 use crate::scene::{Modality, SceneWorld};
 use crate::theory::view_kind::ViewKind;
 use crate::train::sigreg::{Quadrature, random_directions};
@@ -171,10 +174,16 @@ pub fn loss_and_grad(
     directions: &[f64],
 ) -> Result<(LossTerms, Matrix)> {
     let (n_atoms, d) = (f.nrows(), f.ncols());
-    let rows: Vec<f64> = (0..n_atoms * d).map(|i| f[(i / d, i % d)]).collect();
     let mut grad = vec![0.0; n_atoms * d];
-    let terms = loss_and_grad_rows(model, &rows, d, cfg, directions, &mut grad)?;
-    Ok((terms, Matrix::from_fn(n_atoms, d, |x, j| grad[x * d + j])))
+    let terms = loss_and_grad_rows(
+        model,
+        &to_row_major(f.as_ref()),
+        d,
+        cfg,
+        directions,
+        &mut grad,
+    )?;
+    Ok((terms, from_row_major(n_atoms, d, &grad)?))
 }
 
 /// [`loss_and_grad`] on a row-major table, the gradient written into `grad` (the solver's
@@ -359,7 +368,7 @@ pub fn minimise(
     solver: &Solver,
 ) -> Result<(Matrix, Vec<(usize, f64)>)> {
     let (n_atoms, d) = (f.nrows(), f.ncols());
-    let mut x: Vec<f64> = (0..n_atoms * d).map(|i| f[(i / d, i % d)]).collect();
+    let mut x = to_row_major(f.as_ref());
     let mut g = vec![0.0; x.len()];
     let (mut m1, mut m2) = (vec![0.0; x.len()], vec![0.0; x.len()]);
     let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-12);
@@ -384,7 +393,7 @@ pub fn minimise(
             *xi -= lr * (*a / c1) / ((*b / c2).sqrt() + eps);
         }
     }
-    Ok((Matrix::from_fn(n_atoms, d, |r, j| x[r * d + j]), curve))
+    Ok((from_row_major(n_atoms, d, &x)?, curve))
 }
 
 /// The table read at the clean view of every augmented state, in [`SceneWorld::pi`]'s
@@ -393,17 +402,7 @@ pub fn minimise(
 /// # Shapes
 /// `f [atoms, d]` -> `[n_m, d]`
 pub fn clean_rows(model: &ViewModel, f: &Matrix) -> Matrix {
-    Matrix::from_fn(model.clean.len(), f.ncols(), |s, j| f[(model.clean[s], j)])
-}
-
-/// The theory a table of modality `m` is compared with (F of `kind` views in dimension d).
-pub fn theory_of(
-    world: &SceneWorld,
-    m: Modality,
-    kind: ViewKind,
-    d: usize,
-) -> Result<ModalityTheory> {
-    modality_theory(world, m, kind, d)
+    select_rows(f.as_ref(), &model.clean)
 }
 
 /// One minimised table scored as the demo scores a trained encoder.
@@ -453,6 +452,18 @@ pub struct PairReport {
     pub null: f64,
 }
 
+/// One minimised table: its report, its rows at the clean views ([`clean_rows`]) and the
+/// theory it was compared with (what [`pair`] reads the prediction from).
+#[derive(Debug, Clone)]
+pub struct Solved {
+    /// The scores.
+    pub report: TableReport,
+    /// The table at the clean view of every augmented state, `[n_m, d]`.
+    pub rows: Matrix,
+    /// The modality's theory (F of the same view kind).
+    pub theory: ModalityTheory,
+}
+
 /// Minimises L for one modality, view kind and start, and scores the table (see
 /// [`TableReport`]).
 pub fn solve(
@@ -463,17 +474,17 @@ pub fn solve(
     start: Start,
     loss: &PopulationLoss,
     solver: &Solver,
-) -> Result<(TableReport, Matrix)> {
+) -> Result<Solved> {
     let model = view_model(world, m, kind)?;
-    let theory = theory_of(world, m, kind, d)?;
+    let theory = modality_theory(world, m, kind, d)?;
     let f0 = start_table(&model, &theory, start, solver.seed);
     let (f, curve) = minimise(&model, f0, loss, solver)?;
     let eval_dirs = random_directions(d, EVAL_SLICES, solver.seed ^ 0xe7a1, u64::MAX);
     let (terms, _) = loss_and_grad(&model, &f, loss, &eval_dirs)?;
     let rows = clean_rows(&model, &f);
-    let cmp = crate::scene::theory::compare_to_theory(&rows, &theory)?;
-    Ok((
-        TableReport {
+    let cmp = compare_to_theory(&rows, &theory)?;
+    Ok(Solved {
+        report: TableReport {
             lambda: loss.lambda,
             modality: m,
             kind,
@@ -482,54 +493,36 @@ pub fn solve(
             curve,
             cka: cmp.cka,
             sin_theta: cmp.sin_theta_op,
-            variance: crate::scene::theory::variance_shares(&rows, &theory)?,
-            variance_of_f: crate::scene::theory::variance_shares(&theory.f, &theory)?,
+            variance: variance_shares(&rows, &theory)?,
+            variance_of_f: variance_shares(&theory.f, &theory)?,
         },
         rows,
-    ))
+        theory,
+    })
 }
 
-/// Pairs an image and a text table (rows at clean views over augmented states,
-/// [`clean_rows`]) at the demo's paired views (one nuisance per side and state, drawn from
-/// `seed`), with the prediction's pair beside it. `of` is one of the two tables' reports:
-/// its weight, view kind and start name the pair.
-pub fn pair(
-    world: &SceneWorld,
-    of: &TableReport,
-    image: &Matrix,
-    text: &Matrix,
-    d: usize,
-    seed: u64,
-) -> Result<PairReport> {
-    let kind = of.kind;
-    use crate::scene::theory::{paired_seed, paired_views, predicted_rows};
+/// Pairs an image and a text table at the demo's paired views (one nuisance per side and
+/// state, drawn from `seed`), with the prediction's pair (F on both sides) beside it. The
+/// image table's report names the pair (weight, view kind, start).
+pub fn pair(world: &SceneWorld, image: &Solved, text: &Solved, seed: u64) -> Result<PairReport> {
     let (vi, vt) = paired_views(world, paired_seed(seed));
-    let at = |m: Modality, rows: &Matrix, views: &[crate::scene::SceneView]| {
-        let nu = world.q(m).len();
-        Matrix::from_fn(views.len(), rows.ncols(), |r, j| {
-            rows[(
-                world.state_index(&views[r].state) * nu + views[r].nuisance,
-                j,
-            )]
-        })
+    let at = |t: &Solved, views| {
+        select_rows(
+            t.rows.as_ref(),
+            &augmented_indices(world, t.theory.modality, views),
+        )
     };
-    let learned = crate::experiments::demo::alignment(
-        &at(Modality::Image, image, &vi),
-        &at(Modality::Text, text, &vt),
-        10,
-        seed,
-    )?;
-    let ti = theory_of(world, Modality::Image, kind, d)?;
-    let tt = theory_of(world, Modality::Text, kind, d)?;
+    let learned = crate::experiments::demo::alignment(&at(image, &vi), &at(text, &vt), 10, seed)?;
     let predicted = crate::experiments::demo::alignment(
-        &predicted_rows(world, &ti, &vi),
-        &predicted_rows(world, &tt, &vt),
+        &predicted_rows(world, &image.theory, &vi),
+        &predicted_rows(world, &text.theory, &vt),
         10,
         seed,
     )?;
+    let of = &image.report;
     Ok(PairReport {
         lambda: of.lambda,
-        kind,
+        kind: of.kind,
         start: of.start,
         mutual_knn: learned.mutual_knn,
         predicted: predicted.mutual_knn,
@@ -670,9 +663,9 @@ pub fn run(cfg: &PopulationConfig, mut tick: impl FnMut(&PairReport)) -> Result<
                     Error::invalid("sigreg-population: a solver thread panicked".to_string())
                 })??;
                 let text = text?;
-                let p = pair(&world, &image.0, &image.1, &text.1, d, cfg.seed)?;
+                let p = pair(&world, &image, &text, cfg.seed)?;
                 tick(&p);
-                tables.extend([image.0, text.0]);
+                tables.extend([image.report, text.report]);
                 pairs.push(p);
             }
         }
@@ -810,7 +803,7 @@ mod tests {
     fn gradient_matches_finite_differences() {
         let w = small_world();
         let vm = view_model(&w, Modality::Text, ViewKind::Bad).unwrap();
-        let th = theory_of(&w, Modality::Text, ViewKind::Bad, 4).unwrap();
+        let th = modality_theory(&w, Modality::Text, ViewKind::Bad, 4).unwrap();
         let f = start_table(&vm, &th, Start::Random, 1);
         let dirs = random_directions(4, 5, 2, 0);
         for bias in [0.0, 1.0] {
@@ -842,7 +835,7 @@ mod tests {
         let w = small_world();
         let vm = view_model(&w, Modality::Image, ViewKind::Bad).unwrap();
         let d = 3;
-        let th = theory_of(&w, Modality::Image, ViewKind::Bad, d).unwrap();
+        let th = modality_theory(&w, Modality::Image, ViewKind::Bad, d).unwrap();
         let f = start_table(&vm, &th, Start::Theorem, 0);
         let dirs = random_directions(d, 4, 9, 0);
         let c = cfg(1.0);

@@ -6,7 +6,7 @@
 //!
 //! No tensors here: the training tasks and the demo hand in embeddings as rows of f64.
 
-use crate::linalg::{Matrix, principal_angles, svd};
+use crate::linalg::{Matrix, principal_angles, select_rows, svd};
 use crate::scene::{Modality, SceneView, SceneWorld};
 use crate::theory::spectrum::SpectrumSummary;
 use crate::theory::theorem::analyse;
@@ -317,18 +317,29 @@ pub fn paired_seed(seed: u64) -> u64 {
     (seed ^ 0xe7a1).wrapping_add(2)
 }
 
+/// The augmented index (z, u) of each view of modality `m`, in [`SceneWorld::pi`]'s
+/// order (s = z |U_m| + u): the row of any representation over augmented states that the
+/// view reads.
+///
+/// # Shapes
+/// `views [n]` -> `[n]`
+pub fn augmented_indices(world: &SceneWorld, m: Modality, views: &[SceneView]) -> Vec<usize> {
+    let nu = world.q(m).len();
+    views
+        .iter()
+        .map(|v| world.state_index(&v.state) * nu + v.nuisance)
+        .collect()
+}
+
 /// The predicted representation read at given views: row r = F[(z_r, u_r), :].
 ///
 /// # Shapes
 /// `views [n]` -> `[n, d]`
 pub fn predicted_rows(world: &SceneWorld, theory: &ModalityTheory, views: &[SceneView]) -> Matrix {
-    let nu = world.q(theory.modality).len();
-    Matrix::from_fn(views.len(), theory.f.ncols(), |r, c| {
-        theory.f[(
-            world.state_index(&views[r].state) * nu + views[r].nuisance,
-            c,
-        )]
-    })
+    select_rows(
+        theory.f.as_ref(),
+        &augmented_indices(world, theory.modality, views),
+    )
 }
 
 /// How far a learned representation is from the predicted F (paper §2).
